@@ -1,0 +1,91 @@
+"""The ``mechinit`` command line: parse arguments, call the library, print. No logic of its own."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EXIT_BAD_INPUT = 2
+EXIT_FAILED = 1
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one clear line, exit 2
+        print(f"mechinit: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="mechinit", description="Initialisation scale vs reasoning/memorising in transformers.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    t = sub.add_parser("train", help="train a γ-initialised HookedTransformer and write a run folder")
+    t.add_argument("--preset", help="starting config: small-init, large-init, paper, tiny")
+    t.add_argument("--config", type=Path, help="JSON or TOML file with model/init/task/train sections")
+    t.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="dotted key, e.g. train.lr=3e-4")
+    t.add_argument("--out", type=Path, help="run folder to create (default: runs/<id>)")
+    t.add_argument("--device", choices=("cpu", "cuda", "auto"), help="shorthand for --set train.device=...")
+    t.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue a run from its last resume state")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def _summary(row: dict) -> list[str]:
+    lines = [f"{key:>15}: {row.get(key)}" for key in ("step", "train_loss", "seen_test_acc", "seen_test_loss", "train_acc")]
+    for name, rec in row["pairs"].items():
+        if not rec["seen"]:
+            lines.append(f"  ({name}) unseen: inferential acc {rec['inferential']:.3f}, "
+                         f"symmetric acc {rec['symmetric'] if rec['symmetric'] is None else format(rec['symmetric'], '.3f')} -> {rec['label']}")
+    return lines
+
+
+def _train(args) -> int:
+    from mechinit.config import ConfigError
+    from mechinit.ids import run_id
+    from mechinit.resolve import resolve_config
+    from mechinit.train import train
+
+    if args.resume is not None:
+        if args.preset or args.config or args.sets or args.device or args.out:
+            raise ConfigError("--resume continues a run with its own config.json; drop --preset/--config/--set/--device/--out")
+        out = args.resume
+        row = train(None, out, resume=True, quiet=args.quiet)
+    else:
+        sets = list(args.sets) + ([f"train.device={args.device}"] if args.device else [])
+        cfg = resolve_config(args.preset, args.config, sets)
+        out = args.out or _default_out(run_id(cfg))
+        row = train(cfg, out, quiet=args.quiet)
+    print(f"run folder: {out}")
+    print("\n".join(_summary(row)))
+    return 0
+
+
+def _default_out(name: str) -> Path:
+    out, n = Path("runs") / name, 1
+    while out.exists():
+        n += 1
+        out = Path("runs") / f"{name}-{n}"
+    return out
+
+
+COMMANDS = {"train": _train}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from mechinit.config import ConfigError
+    from mechinit.runs import RunFolderError
+    from mechinit.train import TrainingDiverged
+
+    args = _parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except (ConfigError, RunFolderError) as e:
+        print(f"mechinit: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except TrainingDiverged as e:
+        print(f"mechinit: training diverged: {e}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

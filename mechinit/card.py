@@ -1,0 +1,49 @@
+"""The model card (``README.md``) of a run folder, in a layout a HuggingFace model repo accepts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mechinit import runs
+from mechinit.config import RunConfig
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def card_text(cfg: RunConfig, row: dict) -> str:
+    m, t = cfg.model, cfg.train
+    pairs = row.get("pairs", {})
+    unseen = [name for name, rec in pairs.items() if not rec["seen"]]
+    lines = [
+        "---",
+        "library_name: mechinit",
+        "tags: [transformer-lens, interpretability, initialization, composite-functions]",
+        "---",
+        f"# {cfg.task.name} · {m.norm}-LN · L{m.n_layers} · d{m.d_model} · γ={cfg.init.gamma} · seed {t.seed}",
+        "",
+        "A HookedTransformer trained by `mechinit train`. Configs in `config.json`, per-evaluation",
+        "metrics in `metrics.jsonl`, weights in `model.safetensors` and `checkpoints/step{N}.safetensors`.",
+        "",
+        "| task | variant | norm | layers | d_model | γ | seed | peak lr | wd | steps | seen-test acc |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| {cfg.task.name} | {cfg.task.variant} | {m.norm} | {m.n_layers} | {m.d_model} | {cfg.init.gamma} | {t.seed} "
+        f"| {t.lr} | {t.weight_decay} | {row.get('step')} | {_fmt(row.get('seen_test_acc'))} |",
+        "",
+    ]
+    if unseen:
+        lines += ["Held-out pairs (test-split keys):", "", "| pair | inferential | symmetric | label |", "|---|---|---|---|"]
+        for name in unseen:
+            rec = pairs[name]
+            lines.append(f"| ({name}) | {_fmt(rec['inferential'])} | {_fmt(rec['symmetric'])} | {rec['label']} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_card(run_dir: Path, cfg: RunConfig, row: dict) -> None:
+    runs.atomic_write_bytes(Path(run_dir) / runs.CARD, card_text(cfg, row).encode())

@@ -1,0 +1,237 @@
+"""Run configuration: four dataclasses (model, init, task, train) and the run that holds them.
+
+Every config validates itself in ``__post_init__`` and raises :class:`ConfigError` with a message
+that names the field and the allowed values. ``to_dict()``/``from_dict()`` round-trip through plain
+JSON; ``RunConfig.with_overrides({"train.lr": "3e-4"})`` applies dotted ``--set`` keys with type
+coercion from the field annotations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A config value or key is invalid; the message names the field and what is allowed."""
+
+
+def _choice(section: str, name: str, value: Any, allowed: tuple) -> None:
+    if value not in allowed:
+        raise ConfigError(f"{section}.{name} = {value!r} is not allowed; choose one of {list(allowed)}")
+
+
+def _positive(section: str, name: str, value: Any, *, allow_zero: bool = False) -> None:
+    ok = value >= 0 if allow_zero else value > 0
+    if not ok:
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ConfigError(f"{section}.{name} = {value!r} must be {bound}")
+
+
+class _Section:
+    """Shared dict round-trip for the config sections."""
+
+    SECTION = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = [list(v) if isinstance(v, tuple) else v for v in value] if isinstance(value, tuple) else value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]):
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ConfigError(f"unknown key {cls.SECTION}.{unknown[0]}; known keys: {sorted(names)}")
+        hints = typing.get_type_hints(cls)
+        return cls(**{k: coerce(f"{cls.SECTION}.{k}", v, hints[k]) for k, v in data.items()})
+
+
+@dataclass(frozen=True)
+class ModelConfig(_Section):
+    """Shape of the HookedTransformer. ``norm="post"`` is the paper's eq. (6) block."""
+
+    SECTION = "model"
+    n_layers: int = 2
+    d_model: int = 128
+    d_head: int = 64
+    n_heads: int = 1
+    d_mlp: int = 384
+    d_vocab: int = 201
+    n_ctx: int = 9
+    norm: str = "post"
+    act_fn: str = "relu"
+    bias: bool = False
+    ln_eps: float = 1e-5
+
+    def __post_init__(self):
+        for name in ("n_layers", "d_model", "d_head", "n_heads", "d_mlp", "d_vocab", "n_ctx", "ln_eps"):
+            _positive("model", name, getattr(self, name))
+        _choice("model", "norm", self.norm, ("pre", "post"))
+        _choice("model", "act_fn", self.act_fn, ("relu", "gelu"))
+
+
+@dataclass(frozen=True)
+class InitConfig(_Section):
+    """γ-scaled init: every weight ~ N(0, d_in^-2γ). See :mod:`mechinit.init` for the d_in table."""
+
+    SECTION = "init"
+    gamma: float = 0.8
+    embed_fan_in: str = "d_model"
+
+    def __post_init__(self):
+        _positive("init", "gamma", self.gamma, allow_zero=True)
+        _choice("init", "embed_fan_in", self.embed_fan_in, ("d_model", "d_vocab"))
+
+
+@dataclass(frozen=True)
+class TaskConfig(_Section):
+    """Which task to train on and how to build its data (see :mod:`mechinit.tasks`)."""
+
+    SECTION = "task"
+    name: str = "anchor"
+    n_train: int = 50_000
+    variant: str = "paper"
+    groups: int = 0
+    n_eval: int = 2_000
+    n_eval_train: int = 500
+    eval_seed: int = 20240513
+    label_threshold: float = 0.9
+
+    def __post_init__(self):
+        from mechinit.tasks import TASKS
+
+        _choice("task", "name", self.name, tuple(TASKS))
+        _choice("task", "variant", self.variant, ("paper", "app-e", "app-g"))
+        for name in ("n_train", "n_eval", "n_eval_train"):
+            _positive("task", name, getattr(self, name))
+        if not 0 <= self.groups <= 6:
+            raise ConfigError(f"task.groups = {self.groups!r} must be in 0..6 (App G has six pair groups)")
+        if self.groups and self.variant != "app-g":
+            raise ConfigError("task.groups is only used with task.variant = 'app-g'")
+        if not 0.0 < self.label_threshold <= 1.0:
+            raise ConfigError(f"task.label_threshold = {self.label_threshold!r} must be in (0, 1]")
+
+
+@dataclass(frozen=True)
+class TrainConfig(_Section):
+    """AdamW with linear warm-up from ``lr / lr_multiplier`` to the peak ``lr``, then cosine decay to
+    ``lr_floor`` over ``decay_epochs`` (default: the rest of the run), then constant."""
+
+    SECTION = "train"
+    lr: float = 1e-3
+    lr_multiplier: float = 25.0
+    warmup_epochs: float = 1.0
+    decay_epochs: float | None = None
+    lr_floor: float = 1e-5
+    weight_decay: float = 0.01
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+    grad_clip: float = 1.0
+    batch_size: int = 256
+    epochs: int = 20
+    steps: int | None = None
+    seed: int = 0
+    eval_every: int | None = None
+    n_snapshots: int = 20
+    snapshot_steps: tuple[int, ...] | None = None
+    device: str = "cpu"
+    bf16: bool = False
+    threads: int | None = None
+
+    def __post_init__(self):
+        for name in ("lr", "lr_multiplier", "batch_size", "epochs", "eps"):
+            _positive("train", name, getattr(self, name))
+        for name in ("lr_floor", "weight_decay", "grad_clip", "warmup_epochs", "n_snapshots"):
+            _positive("train", name, getattr(self, name), allow_zero=True)
+        for name in ("steps", "eval_every", "threads", "decay_epochs"):
+            if getattr(self, name) is not None:
+                _positive("train", name, getattr(self, name))
+        if self.lr_floor > self.lr:
+            raise ConfigError(f"train.lr_floor = {self.lr_floor} must not exceed train.lr = {self.lr}")
+        _choice("train", "device", self.device, ("cpu", "cuda", "auto"))
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that defines a run; ``config.json`` of a run folder holds ``to_dict()``."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    init: InitConfig = field(default_factory=InitConfig)
+    task: TaskConfig = field(default_factory=TaskConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    SECTIONS = {"model": ModelConfig, "init": InitConfig, "task": TaskConfig, "train": TrainConfig}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name).to_dict() for name in self.SECTIONS}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
+        if not isinstance(data, dict):
+            raise ConfigError(f"a run config must be a JSON object with sections {list(cls.SECTIONS)}")
+        unknown = sorted(set(data) - set(cls.SECTIONS))
+        if unknown:
+            raise ConfigError(f"unknown config section {unknown[0]!r}; known sections: {list(cls.SECTIONS)}")
+        return cls(**{name: sec.from_dict(data.get(name, {})) for name, sec in cls.SECTIONS.items()})
+
+    def with_overrides(self, overrides: dict[str, Any]) -> "RunConfig":
+        """Apply dotted keys (``train.lr``) to a copy; string values are parsed by field type."""
+        data = self.to_dict()
+        for key, value in overrides.items():
+            section, _, name = key.partition(".")
+            if section not in self.SECTIONS or not name:
+                raise ConfigError(f"unknown key {key!r}; keys look like section.field with section in {list(self.SECTIONS)}")
+            if name not in data[section]:
+                raise ConfigError(f"unknown key {key!r}; known keys in {section}: {sorted(data[section])}")
+            data[section][name] = value
+        return self.from_dict(data)
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+
+def coerce(key: str, value: Any, hint: Any) -> Any:
+    """Turn ``value`` (from JSON or a ``--set`` string) into the annotated type, or raise ConfigError."""
+    args = typing.get_args(hint)
+    if type(None) in args:  # Optional[X]
+        if value is None or (isinstance(value, str) and value.lower() in ("none", "null")):
+            return None
+        hint = next(a for a in args if a is not type(None))
+        args = typing.get_args(hint)
+    origin = typing.get_origin(hint)
+    if origin is tuple:
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)):
+            raise ConfigError(f"{key} = {value!r} must be a list")
+        return tuple(coerce(key, v, args[0]) for v in items if v != "")
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+            return value.lower() in ("true", "1", "yes")
+        raise ConfigError(f"{key} = {value!r} must be a boolean (true or false)")
+    if hint in (int, float):
+        if isinstance(value, bool):
+            raise ConfigError(f"{key} = {value!r} must be a number ({hint.__name__})")
+        try:
+            number = float(value) if isinstance(value, str) else value
+            if hint is int:
+                if float(number) != int(float(number)):
+                    raise ValueError
+                return int(float(number))
+            return float(number)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{key} = {value!r} must be {'an integer' if hint is int else 'a number'}") from None
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{key} = {value!r} must be a string")
+        return value
+    return value

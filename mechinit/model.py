@@ -1,0 +1,125 @@
+"""Model construction: the one module that builds TransformerLens models.
+
+Two block types, both inside a plain ``HookedTransformer`` with TL hook names:
+
+* ``norm="pre"`` — TL's own pre-LN block (with TL's final LayerNorm).
+* ``norm="post"`` — the paper's eq. (6): ``X_ao = LN(X + Attn(X)·W_O)``, ``X_do = LN(FFN(X_ao) + X_ao)``,
+  no final LayerNorm. ``hook_resid_mid`` is X^ao (after its LN), ``hook_resid_post`` is X^do.
+
+The paper counts layers from 1, TransformerLens from 0: paper layer l is ``blocks.{l-1}``.
+:func:`paper_hook` is the single place that maps the paper's symbols onto hook names.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Optional
+
+import torch
+from jaxtyping import Float, Int
+from transformer_lens import HookedTransformer, HookedTransformerConfig
+from transformer_lens.components import LayerNorm, TransformerBlock
+
+from mechinit.config import InitConfig, ModelConfig
+from mechinit.init import gamma_init_
+
+# paper symbol -> TL hook name template (``{block}`` is the 0-based TL block index)
+PAPER_HOOKS: dict[str, str] = {
+    "X": "blocks.{block}.hook_resid_pre",  # X^(l), input of layer l
+    "X_ao": "blocks.{block}.hook_resid_mid",  # X^ao(l), after the attention sub-layer's LN
+    "X_do": "blocks.{block}.hook_resid_post",  # X^do(l) = X^(l+1)
+    "Attn": "blocks.{block}.attn.hook_pattern",  # Attn^(l) [batch head_index query_pos key_pos]
+    "Q": "blocks.{block}.attn.hook_q",
+    "K": "blocks.{block}.attn.hook_k",
+    "V": "blocks.{block}.attn.hook_v",  # V^(l) [batch pos head_index d_head]
+    "X_qkv": "blocks.{block}.attn.hook_z",  # Attn^(l) V^(l) before W_O
+}
+
+
+def paper_hook(symbol: str, layer: int) -> str:
+    """Hook name of the paper's ``symbol`` at paper layer ``layer`` (counted from 1)."""
+    if symbol not in PAPER_HOOKS:
+        raise KeyError(f"unknown paper symbol {symbol!r}; known: {sorted(PAPER_HOOKS)}")
+    if layer < 1:
+        raise ValueError(f"paper layers count from 1, got {layer}")
+    return PAPER_HOOKS[symbol].format(block=layer - 1)
+
+
+class PostLNBlock(TransformerBlock):
+    """The paper's post-LN block, eq. (6), with TL's attention, MLP and hook points."""
+
+    def __init__(self, cfg: HookedTransformerConfig, block_index: int):
+        super().__init__(cfg, block_index)  # cfg.normalization_type is None: ln1/ln2 are identities
+        self.ln1 = LayerNorm(cfg)
+        self.ln2 = LayerNorm(cfg)
+
+    def forward(
+        self,
+        resid_pre: Float[torch.Tensor, "batch pos d_model"],
+        shortformer_pos_embed: Optional[torch.Tensor] = None,
+        past_kv_cache_entry=None,
+        attention_mask: Optional[Int[torch.Tensor, "batch offset_pos"]] = None,
+    ) -> Float[torch.Tensor, "batch pos d_model"]:
+        resid_pre = self.hook_resid_pre(resid_pre)
+        attn_out = self.attn(
+            query_input=resid_pre,
+            key_input=resid_pre,
+            value_input=resid_pre,
+            past_kv_cache_entry=past_kv_cache_entry,
+            attention_mask=attention_mask,
+        )
+        attn_out = self.hook_attn_out(attn_out)
+        resid_mid = self.hook_resid_mid(self.ln1(resid_pre + attn_out))
+        mlp_out = self.hook_mlp_out(self.mlp(resid_mid))
+        return self.hook_resid_post(self.ln2(resid_mid + mlp_out))
+
+
+def tl_config(cfg: ModelConfig, device: str = "cpu") -> HookedTransformerConfig:
+    return HookedTransformerConfig(
+        n_layers=cfg.n_layers,
+        d_model=cfg.d_model,
+        d_head=cfg.d_head,
+        n_heads=cfg.n_heads,
+        d_mlp=cfg.d_mlp,
+        d_vocab=cfg.d_vocab,
+        n_ctx=cfg.n_ctx,
+        act_fn=cfg.act_fn,
+        eps=cfg.ln_eps,
+        normalization_type="LN" if cfg.norm == "pre" else None,
+        positional_embedding_type="standard",
+        default_prepend_bos=False,
+        init_weights=False,
+        device=device,
+        seed=None,
+    )
+
+
+def build_model(cfg: ModelConfig, device: str = "cpu") -> HookedTransformer:
+    """A HookedTransformer of this shape with *uninitialised* weights (load or init them next).
+
+    With ``cfg.bias = False`` every linear bias is zero and frozen (``requires_grad=False``).
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="HookedTransformer is deprecated", category=DeprecationWarning)
+        model = HookedTransformer(tl_config(cfg, device))
+    if cfg.norm == "post":
+        model.blocks = torch.nn.ModuleList(PostLNBlock(model.cfg, i) for i in range(cfg.n_layers)).to(device)
+        model.setup()  # re-register hook points of the new blocks
+    if not cfg.bias:
+        for name, param in model.named_parameters():
+            if is_linear_bias(name):
+                param.requires_grad_(False)
+    return model
+
+
+def is_linear_bias(name: str) -> bool:
+    return name.rsplit(".", 1)[-1] in ("b_Q", "b_K", "b_V", "b_O", "b_in", "b_out", "b_U")
+
+
+def new_model(model_cfg: ModelConfig, init_cfg: InitConfig, seed: int, device: str = "cpu"):
+    """Build and γ-initialise a model; returns ``(model, init_table)``. Init draws on the CPU from
+    ``seed`` so the weights do not depend on the device."""
+    model = build_model(model_cfg, "cpu")
+    generator = torch.Generator().manual_seed(seed)
+    table = gamma_init_(model, model_cfg, init_cfg, generator)
+    return model.to(device, print_details=False), table

@@ -1,0 +1,42 @@
+"""Named starting configs. Precedence when building a run: preset, then config file, then ``--set``.
+
+* ``paper`` — App A: 1 head, d_model 400, d_mlp 1200, d_head 200, vocab 201, 900k sequences, batch
+  2048, AdamW peak 2.5e-4 (1e-5 × 25), 10 warm-up epochs, cosine over 200 epochs to 1e-5, wd 0.01,
+  210 epochs, clip 1. A GPU job.
+* ``small-init`` / ``large-init`` — the CPU-scale pair found by the regime search
+  (docs/cpu-regime.md); they differ only in ``init.gamma``.
+* ``tiny`` — a seconds-long model for tests and smoke runs.
+"""
+
+from __future__ import annotations
+
+from mechinit.config import ConfigError, RunConfig
+
+_CPU_SCALE = {
+    "model": {"n_layers": 4, "d_model": 128, "d_head": 64, "d_mlp": 384, "n_heads": 1, "d_vocab": 201, "norm": "post"},
+    "task": {"n_train": 50_000},
+    "train": {"lr": 1e-3, "weight_decay": 0.1, "batch_size": 256, "epochs": 20, "warmup_epochs": 1.0, "lr_floor": 5e-5},
+}
+
+PRESETS: dict[str, dict] = {
+    "paper": {
+        "model": {"n_layers": 2, "d_model": 400, "d_head": 200, "d_mlp": 1200, "n_heads": 1, "d_vocab": 201, "norm": "post"},
+        "init": {"gamma": 0.8},
+        "task": {"n_train": 900_000},
+        "train": {"lr": 2.5e-4, "lr_multiplier": 25.0, "warmup_epochs": 10.0, "decay_epochs": 200.0, "lr_floor": 1e-5,
+                  "weight_decay": 0.01, "batch_size": 2048, "epochs": 210, "grad_clip": 1.0, "device": "auto"},
+    },
+    "small-init": {**_CPU_SCALE, "init": {"gamma": 1.0}},
+    "large-init": {**_CPU_SCALE, "init": {"gamma": 0.4}},
+    "tiny": {
+        "model": {"n_layers": 2, "d_model": 32, "d_head": 16, "d_mlp": 64, "n_heads": 1, "d_vocab": 120},
+        "task": {"n_train": 2048, "n_eval": 64, "n_eval_train": 32},
+        "train": {"batch_size": 128, "epochs": 2, "n_snapshots": 3},
+    },
+}
+
+
+def preset(name: str) -> RunConfig:
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
+    return RunConfig.from_dict(PRESETS[name])

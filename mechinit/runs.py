@@ -1,0 +1,165 @@
+"""Run folders: the self-describing directory a training run writes (and the zoo publishes).
+
+::
+
+    RUN/config.json                    the four configs, the init table, provenance
+    RUN/model.safetensors              final weights
+    RUN/checkpoints/step{N}.safetensors  weights at optimizer step N (N=0 is the init)
+    RUN/metrics.jsonl                  one JSON line per evaluation
+    RUN/README.md                      model card
+    RUN/resume/state.safetensors       latest resume state (weights + optimizer); never published
+    RUN/resume/state.json
+
+Safetensors and JSON only; nothing is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from mechinit.config import ConfigError, RunConfig
+
+CONFIG = "config.json"
+WEIGHTS = "model.safetensors"
+METRICS = "metrics.jsonl"
+CARD = "README.md"
+SNAPSHOTS = "checkpoints"
+RESUME = "resume"
+
+
+class RunFolderError(ValueError):
+    """A path is not a usable run folder (missing, not a run, or already holding one)."""
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, obj: Any) -> None:
+    atomic_write_bytes(path, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode())
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(Path(path).read_text())
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path} is not valid JSON: {e.msg} at line {e.lineno}") from None
+
+
+def save_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict[str, str] | None = None) -> None:
+    """Atomic safetensors write (tensors are copied to contiguous CPU memory)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.close(fd)
+    try:
+        save_file({k: v.detach().to("cpu").contiguous().clone() for k, v in tensors.items()}, tmp, metadata=metadata)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_weights(path: Path, model: torch.nn.Module) -> None:
+    save_tensors(path, weights_of(model))
+
+
+def weights_of(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """Parameters only (TL's attention masks are buffers rebuilt on construction)."""
+    return dict(model.named_parameters())
+
+
+def load_weights(model: torch.nn.Module, path: Path) -> None:
+    tensors = load_file(str(path))
+    missing = sorted(set(weights_of(model)) - set(tensors))
+    if missing:
+        raise RunFolderError(f"{path} lacks weights for {missing[:3]} (is it a checkpoint of this model?)")
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            param.copy_(tensors[name].to(param.dtype))
+
+
+def snapshot_path(run_dir: Path, step: int) -> Path:
+    return Path(run_dir) / SNAPSHOTS / f"step{step}.safetensors"
+
+
+def snapshot_steps_on_disk(run_dir: Path) -> list[int]:
+    folder = Path(run_dir) / SNAPSHOTS
+    if not folder.is_dir():
+        return []
+    steps = []
+    for f in folder.glob("step*.safetensors"):
+        digits = f.name[len("step") : -len(".safetensors")]
+        if digits.isdigit():
+            steps.append(int(digits))
+    return sorted(steps)
+
+
+def provenance() -> dict[str, Any]:
+    import transformer_lens  # noqa: F401  (version only)
+    from importlib.metadata import PackageNotFoundError, version
+
+    def v(name: str) -> str | None:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return None
+
+    return {
+        "mechinit": v("mechinit"),
+        "torch": torch.__version__,
+        "transformer_lens": v("transformer-lens"),
+        "safetensors": v("safetensors"),
+        "python": platform.python_version(),
+        "git_commit": git_commit(),
+    }
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def load_run_config(run_dir: Path) -> RunConfig:
+    path = Path(run_dir) / CONFIG
+    if not path.is_file():
+        raise RunFolderError(f"{run_dir} is not a run folder: {CONFIG} not found")
+    data = read_json(path)
+    return RunConfig.from_dict({k: data[k] for k in RunConfig.SECTIONS if k in data})
+
+
+def read_metrics(run_dir: Path) -> list[dict]:
+    path = Path(run_dir) / METRICS
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def write_metrics(run_dir: Path, rows: list[dict]) -> None:
+    atomic_write_bytes(Path(run_dir) / METRICS, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows).encode())
+
+
+def append_metrics(run_dir: Path, row: dict) -> None:
+    with open(Path(run_dir) / METRICS, "a") as f:
+        f.write(json.dumps(row, sort_keys=True) + "\n")

@@ -1,0 +1,58 @@
+"""Step arithmetic of a run: learning rate per step, evaluation and snapshot steps.
+
+The learning rate (App A, DESIGN Decisions): ``train.lr`` is the peak. It warms up linearly from
+``lr / lr_multiplier`` over ``warmup_epochs``, then decays by a cosine to ``lr_floor`` over
+``decay_epochs`` (default: the rest of the run) and stays there. It is a pure function of the step,
+so a resumed run needs no scheduler state.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mechinit.config import ConfigError, TrainConfig
+
+
+@dataclass(frozen=True)
+class Plan:
+    steps_per_epoch: int
+    total_steps: int
+    warmup_steps: int
+    decay_steps: int
+    eval_every: int
+    snapshots: tuple[int, ...]
+
+
+def make_plan(cfg: TrainConfig, n_train: int) -> Plan:
+    steps_per_epoch = n_train // cfg.batch_size
+    if steps_per_epoch < 1:
+        raise ConfigError(f"train.batch_size = {cfg.batch_size} is larger than task.n_train = {n_train}")
+    total = cfg.steps if cfg.steps is not None else cfg.epochs * steps_per_epoch
+    warmup = min(total, round(cfg.warmup_epochs * steps_per_epoch))
+    decay = round(cfg.decay_epochs * steps_per_epoch) if cfg.decay_epochs is not None else total - warmup
+    snaps = cfg.snapshot_steps if cfg.snapshot_steps is not None else log_spaced(total, cfg.n_snapshots)
+    bad = [s for s in snaps if not 0 <= s <= total]
+    if bad:
+        raise ConfigError(f"train.snapshot_steps has {bad[0]}, outside 0..{total} (the run's steps)")
+    return Plan(steps_per_epoch, total, warmup, max(decay, 1), cfg.eval_every or steps_per_epoch, tuple(sorted(set(snaps) | {0, total})))
+
+
+def log_spaced(total: int, n: int) -> tuple[int, ...]:
+    """``0``, ``total`` and ``n`` roughly log-spaced steps in between (integers, deduplicated)."""
+    if total <= 0 or n <= 0:
+        return (0, total)
+    steps = {0, total}
+    for i in range(n):
+        steps.add(int(round(math.exp(math.log(total) * (i + 1) / (n + 1)))))
+    return tuple(sorted(steps))
+
+
+def lr_at(step: int, cfg: TrainConfig, plan: Plan) -> float:
+    start = cfg.lr / cfg.lr_multiplier
+    if step < plan.warmup_steps:
+        return start + (cfg.lr - start) * step / plan.warmup_steps
+    t = (step - plan.warmup_steps) / plan.decay_steps
+    if t >= 1.0:
+        return cfg.lr_floor
+    return cfg.lr_floor + (cfg.lr - cfg.lr_floor) * 0.5 * (1.0 + math.cos(math.pi * t))

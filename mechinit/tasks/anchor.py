@@ -1,0 +1,210 @@
+"""The composite anchor task of Zhang et al. (NeurIPS 2024), §3.1–3.3 and Appendices B, C, E, G.
+
+A sequence holds ``n_ctx`` tokens: noise items and key items from 20–99, and one anchor pair
+``(a1, a2)`` directly after the key item ``x``. Anchors 1, 2, 3, 4 shift by +5, +1, −2, −8; the
+inferential target of ``(a1, a2)`` is ``x + shift(a1) + shift(a2)``, read at the last position. A
+token id is the number itself.
+
+Split (App C): a key item ``x`` at position ``p`` (0-based, p in 0..n_ctx−3) is a *test* key when
+``x mod (n_ctx − 2) == p`` and a *train* key otherwise; noise items are unconstrained.
+
+Variants (``task.variant``) set each pair's designated shift (``None`` = held out):
+
+* ``paper`` (§4): (3,4) → x−6 (inferential would be x−10), (4,3) held out, 14 pairs inferential.
+* ``app-e``: (3,4) and (4,3) both held out.
+* ``app-g``: the first ``task.groups`` of App G's six groups {(1,2),(2,1)}, {(1,3),(3,1)}, …,
+  {(3,4),(4,3)} are non-inferential: both pairs of a group get the inferential shift + 4 (as (3,4)
+  gets x−6 instead of x−10); nothing is held out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+from jaxtyping import Int
+
+from mechinit.config import ConfigError, ModelConfig, TaskConfig
+
+ANCHORS = (1, 2, 3, 4)
+SHIFT = {1: 5, 2: 1, 3: -2, 4: -8}
+ITEM_MIN, ITEM_MAX = 20, 99
+PAIRS: tuple[tuple[int, int], ...] = tuple((a, b) for a in ANCHORS for b in ANCHORS)
+APP_G_GROUPS = (((1, 2), (2, 1)), ((1, 3), (3, 1)), ((1, 4), (4, 1)), ((2, 3), (3, 2)), ((2, 4), (4, 2)), ((3, 4), (4, 3)))
+NON_INFERENTIAL_OFFSET = 4
+
+
+def pair_name(pair: tuple[int, int]) -> str:
+    return f"{pair[0]},{pair[1]}"
+
+
+def inferential_shift(pair: tuple[int, int]) -> int:
+    return SHIFT[pair[0]] + SHIFT[pair[1]]
+
+
+def designated_shifts(variant: str, groups: int = 0) -> dict[tuple[int, int], int | None]:
+    """Each pair's designated shift under a variant; ``None`` marks a held-out pair."""
+    shifts: dict[tuple[int, int], int | None] = {p: inferential_shift(p) for p in PAIRS}
+    if variant == "paper":
+        shifts[(3, 4)] = inferential_shift((3, 4)) + NON_INFERENTIAL_OFFSET
+        shifts[(4, 3)] = None
+    elif variant == "app-e":
+        shifts[(3, 4)] = shifts[(4, 3)] = None
+    elif variant == "app-g":
+        for group in APP_G_GROUPS[:groups]:
+            for pair in group:
+                shifts[pair] = inferential_shift(pair) + NON_INFERENTIAL_OFFSET
+    else:
+        raise ConfigError(f"task.variant = {variant!r} is not allowed; choose one of ['paper', 'app-e', 'app-g']")
+    return shifts
+
+
+@dataclass(frozen=True)
+class Batch:
+    tokens: Int[torch.Tensor, "batch pos"]
+    keys: Int[torch.Tensor, " batch"]
+    pair_index: Int[torch.Tensor, " batch"]  # index into PAIRS
+
+
+class AnchorTask:
+    """Data generation and scoring of the anchor task for one config."""
+
+    name = "anchor"
+
+    def __init__(self, cfg: TaskConfig, model_cfg: ModelConfig):
+        self.cfg = cfg
+        self.n_ctx = model_cfg.n_ctx
+        if self.n_ctx < 3:
+            raise ConfigError(f"model.n_ctx = {self.n_ctx} must be >= 3 for the anchor task (key + anchor pair)")
+        self.designated = designated_shifts(cfg.variant, cfg.groups)
+        self.seen = tuple(p for p in PAIRS if self.designated[p] is not None)
+        need = ITEM_MAX + max(abs(inferential_shift(p)) + NON_INFERENTIAL_OFFSET for p in PAIRS) + 1
+        if model_cfg.d_vocab < need:
+            raise ConfigError(f"model.d_vocab = {model_cfg.d_vocab} must be >= {need} for the anchor task's outputs")
+        self._key_tables = {split: self._key_table(split) for split in ("train", "test")}
+
+    # ---------------------------------------------------------------- generation
+    def _key_table(self, split: str) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per key position p: the allowed key values (padded) and their count."""
+        modulus = self.n_ctx - 2
+        values = torch.arange(ITEM_MIN, ITEM_MAX + 1)
+        rows = []
+        for p in range(self.n_ctx - 2):
+            test = values % modulus == p
+            rows.append(values[test] if split == "test" else values[~test])
+        counts = torch.tensor([len(r) for r in rows])
+        table = torch.zeros(len(rows), int(counts.max()), dtype=torch.long)
+        for p, r in enumerate(rows):
+            table[p, : len(r)] = r
+        return table, counts
+
+    def sample(self, n: int, split: str, pairs: tuple[tuple[int, int], ...], generator: torch.Generator) -> Batch:
+        """``n`` sequences with pairs drawn uniformly from ``pairs`` and keys from ``split``."""
+        table, counts = self._key_tables[split]
+        pair_ids = torch.tensor([PAIRS.index(p) for p in pairs])
+        pair_index = pair_ids[torch.randint(len(pairs), (n,), generator=generator)]
+        pos = torch.randint(self.n_ctx - 2, (n,), generator=generator)
+        choice = (torch.rand(n, generator=generator) * counts[pos]).long()
+        keys = table[pos, choice]
+        tokens = torch.randint(ITEM_MIN, ITEM_MAX + 1, (n, self.n_ctx), generator=generator)
+        rows = torch.arange(n)
+        pair_tensor = torch.tensor(PAIRS)[pair_index]
+        tokens[rows, pos] = keys
+        tokens[rows, pos + 1] = pair_tensor[:, 0]
+        tokens[rows, pos + 2] = pair_tensor[:, 1]
+        return Batch(tokens, keys, pair_index)
+
+    def shift_table(self, kind: str) -> torch.Tensor:
+        """Shift per pair index under ``inferential``, ``designated`` or ``symmetric`` (the mirror
+        pair's designated map); pairs without such a map get a shift that no key can reach."""
+        unreachable = 10_000
+        if kind == "inferential":
+            values = [inferential_shift(p) for p in PAIRS]
+        elif kind == "designated":
+            values = [self.designated[p] for p in PAIRS]
+        elif kind == "symmetric":
+            values = [self.designated[(p[1], p[0])] for p in PAIRS]
+        else:
+            raise KeyError(kind)
+        return torch.tensor([unreachable if v is None else v for v in values])
+
+    def train_set(self, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The training sequences and their designated targets, from ``seed``."""
+        batch = self.sample(self.cfg.n_train, "train", self.seen, torch.Generator().manual_seed(seed))
+        return batch.tokens, batch.keys + self.shift_table("designated")[batch.pair_index]
+
+    # ---------------------------------------------------------------- evaluation
+    def eval_batches(self) -> dict[str, Batch]:
+        """Fixed evaluation sets: per pair, ``n_eval`` test-key sequences (``test/a,b``), and per seen
+        pair ``n_eval_train`` train-key sequences (``train/a,b``), all from ``task.eval_seed``."""
+        out = {}
+        for i, pair in enumerate(PAIRS):
+            gen = torch.Generator().manual_seed(self.cfg.eval_seed * 1000 + i)
+            out[f"test/{pair_name(pair)}"] = self.sample(self.cfg.n_eval, "test", (pair,), gen)
+            if pair in self.seen:
+                out[f"train/{pair_name(pair)}"] = self.sample(self.cfg.n_eval_train, "train", (pair,), gen)
+        return out
+
+    @torch.no_grad()
+    def evaluate(self, logits_fn: Callable[[torch.Tensor], torch.Tensor], device: str = "cpu", chunk: int = 8192) -> dict:
+        """Score a model given ``logits_fn(tokens) -> last-position logits``.
+
+        Returns ``{"seen_test_acc", "seen_test_loss", "train_acc", "pairs": {"a,b": {...}}}``; each pair
+        has its accuracy under the inferential, designated and symmetric maps (``None`` where the map
+        does not exist) and a label (see :func:`label_pair`).
+        """
+        batches = getattr(self, "_eval_cache", None) or self.eval_batches()
+        self._eval_cache = batches
+        tables = {k: self.shift_table(k) for k in ("inferential", "designated", "symmetric")}
+        pairs, seen_acc, seen_loss, train_acc = {}, [], [], []
+        for key, batch in batches.items():
+            split, name = key.split("/")
+            logits = torch.cat([logits_fn(t.to(device)).float().cpu() for t in batch.tokens.split(chunk)])
+            pred = logits.argmax(-1)
+            pair = PAIRS[int(batch.pair_index[0])]
+            acc = {k: float((pred == batch.keys + t[batch.pair_index]).float().mean()) for k, t in tables.items()}
+            if split == "train":
+                pairs[name]["train_acc"] = acc["designated"]
+                train_acc.append(acc["designated"])
+                continue
+            record = {
+                "seen": pair in self.seen,
+                "inferential": acc["inferential"],
+                "designated": acc["designated"] if self.designated[pair] is not None else None,
+                "symmetric": acc["symmetric"] if self.designated[(pair[1], pair[0])] is not None else None,
+                "train_acc": None,
+            }
+            record["label"] = label_pair(pair, self.designated, record, self.cfg.label_threshold)
+            pairs[name] = record
+            if record["seen"]:
+                seen_acc.append(acc["designated"])
+                target = batch.keys + tables["designated"][batch.pair_index]
+                seen_loss.append(float(torch.nn.functional.cross_entropy(logits, target)))
+        mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
+        return {"seen_test_acc": mean(seen_acc), "seen_test_loss": mean(seen_loss), "train_acc": mean(train_acc), "pairs": pairs}
+
+    def unseen_pairs(self) -> tuple[tuple[int, int], ...]:
+        return tuple(p for p in PAIRS if self.designated[p] is None)
+
+    def verdict(self, metrics: dict) -> str:
+        """Short text for progress bars: the label of each held-out pair."""
+        parts = [f"({pair_name(p)})={metrics['pairs'][pair_name(p)]['label']}" for p in self.unseen_pairs()]
+        return " ".join(parts) or "all pairs seen"
+
+
+def label_pair(pair: tuple[int, int], designated: dict, record: dict, threshold: float) -> str:
+    """``indistinct`` when the inferential and symmetric maps coincide; else the first of
+    ``inferential``, ``symmetric``, ``designated`` (a seen non-inferential pair fitting its own map)
+    whose accuracy reaches ``threshold``; else ``other``."""
+    inf = inferential_shift(pair)
+    sym = designated[(pair[1], pair[0])]
+    if sym is not None and sym == inf:
+        return "indistinct"
+    if record["inferential"] >= threshold:
+        return "inferential"
+    if record["symmetric"] is not None and record["symmetric"] >= threshold:
+        return "symmetric"
+    if record["designated"] is not None and designated[pair] != inf and record["designated"] >= threshold:
+        return "designated"
+    return "other"

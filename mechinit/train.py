@@ -1,0 +1,170 @@
+"""Training: AdamW with the paper's warm-up + cosine schedule, snapshots, evaluation and resume.
+
+``train(cfg, out)`` writes a complete run folder (see :mod:`mechinit.runs`); ``train(None, out,
+resume=True)`` continues a killed run from its last resume state and ends with weights
+bit-identical to an uninterrupted run on the same device. Determinism: the init, the training set
+and every epoch's shuffle come from seeded CPU generators, and
+``torch.use_deterministic_algorithms(True)`` is on while training.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from pathlib import Path
+
+import torch
+from tqdm.auto import tqdm
+
+from mechinit import runs
+from mechinit.card import write_card
+from mechinit.config import ConfigError, RunConfig
+from mechinit.fastpath import last_logits
+from mechinit.model import build_model, new_model
+from mechinit.schedule import lr_at, make_plan
+from mechinit.tasks import make_task
+
+DATA_SEED_OFFSET = 1_000_003
+SHUFFLE_SEED_OFFSET = 2_000_003
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss became NaN or inf; the run folder keeps the last good snapshot."""
+
+
+def resolve_device(name: str) -> str:
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("train.device = 'cuda' but no CUDA device is available; choose cpu or auto")
+    return name
+
+
+def _make_deterministic(device: str, threads: int | None) -> None:
+    if device == "cuda":
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    if threads is not None:
+        torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)
+
+
+def _optimizer(model, cfg: RunConfig) -> torch.optim.AdamW:
+    params = [p for p in model.parameters() if p.requires_grad]
+    t = cfg.train
+    return torch.optim.AdamW(params, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, weight_decay=t.weight_decay)
+
+
+def _save_resume(out: Path, model, opt, step: int, elapsed: float) -> None:
+    names = {id(p): n for n, p in model.named_parameters()}
+    tensors = {f"model.{n}": p for n, p in model.named_parameters()}
+    for p, state in opt.state.items():
+        for key, value in state.items():
+            tensors[f"optim.{names[id(p)]}.{key}"] = value
+    runs.save_tensors(out / runs.RESUME / "state.safetensors", tensors)
+    runs.write_json(out / runs.RESUME / "state.json", {"step": step, "elapsed_s": elapsed})
+
+
+def _load_resume(out: Path, model, opt) -> tuple[int, float]:
+    from safetensors.torch import load_file
+
+    meta = runs.read_json(out / runs.RESUME / "state.json")
+    tensors = load_file(str(out / runs.RESUME / "state.safetensors"))
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(tensors[f"model.{name}"])
+            if p.requires_grad and f"optim.{name}.step" in tensors:
+                keys = {k.rsplit(".", 1)[-1] for k in tensors if k.startswith(f"optim.{name}.")}
+                opt.state[p] = {k: tensors[f"optim.{name}.{k}"].to(p.device if k != "step" else "cpu") for k in keys}
+    return int(meta["step"]), float(meta["elapsed_s"])
+
+
+def _prepare_out(out: Path, cfg: RunConfig, table: dict) -> None:
+    if out.exists() and any(out.iterdir()):
+        raise runs.RunFolderError(f"{out} already holds files; pass --resume {out} to continue it or choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    runs.write_json(out / runs.CONFIG, {**cfg.to_dict(), "init_table": table, "provenance": runs.provenance()})
+
+
+def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool = False) -> dict:
+    """Train (or resume) a run in ``out`` and return its final metrics row."""
+    out = Path(out)
+    if resume:
+        if not (out / runs.RESUME / "state.json").is_file():
+            raise runs.RunFolderError(f"{out} has no resume state (resume/state.json); it cannot be resumed")
+        cfg = runs.load_run_config(out)
+    device = resolve_device(cfg.train.device)
+    task = make_task(cfg)
+    plan = make_plan(cfg.train, cfg.task.n_train)
+    _make_deterministic(device, cfg.train.threads)
+
+    if resume:
+        model = build_model(cfg.model, device)
+        opt = _optimizer(model, cfg)
+        step, elapsed = _load_resume(out, model, opt)
+        runs.write_metrics(out, [r for r in runs.read_metrics(out) if r["step"] <= step])
+    else:
+        model, table = new_model(cfg.model, cfg.init, cfg.train.seed, device)
+        opt = _optimizer(model, cfg)
+        _prepare_out(out, cfg, table)
+        runs.save_weights(runs.snapshot_path(out, 0), model)
+        step, elapsed = 0, 0.0
+
+    tokens, targets = task.train_set(cfg.train.seed + DATA_SEED_OFFSET)
+    tokens, targets = tokens.to(device), targets.to(device)
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.train.bf16 and device == "cuda")
+    params = [p for p in model.parameters() if p.requires_grad]
+
+    def logits_fn(t: torch.Tensor) -> torch.Tensor:
+        with autocast:
+            return last_logits(model, t)
+
+    def evaluate(train_loss: float | None, samples_per_s: float | None) -> dict:
+        model.eval()
+        metrics = task.evaluate(logits_fn, device)
+        model.train()
+        row = {"step": step, "epoch": step / plan.steps_per_epoch, "lr": lr_at(step, cfg.train, plan),
+               "train_loss": train_loss, "samples_per_s": samples_per_s, "elapsed_s": elapsed, **metrics,
+               "verdict": task.verdict(metrics)}
+        runs.append_metrics(out, row)
+        return row
+
+    bar = tqdm(total=plan.total_steps, initial=step, disable=quiet, desc="train", dynamic_ncols=True)
+    row = evaluate(None, None) if step == 0 else runs.read_metrics(out)[-1]
+    loss_sum, n_loss, t_mark, perm = 0.0, 0, time.perf_counter(), None
+    while step < plan.total_steps:
+        epoch, i = divmod(step, plan.steps_per_epoch)
+        if perm is None or i == 0:
+            gen = torch.Generator().manual_seed(cfg.train.seed * SHUFFLE_SEED_OFFSET + epoch)
+            perm = torch.randperm(cfg.task.n_train, generator=gen).to(device)
+        idx = perm[i * cfg.train.batch_size : (i + 1) * cfg.train.batch_size]
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, cfg.train, plan)
+        with autocast:
+            loss = torch.nn.functional.cross_entropy(last_logits(model, tokens[idx]).float(), targets[idx])
+        value = loss.item()
+        if not math.isfinite(value):
+            bar.close()
+            last = runs.snapshot_steps_on_disk(out)
+            raise TrainingDiverged(f"loss became {value} at step {step}; stopped. Last good snapshot: step{last[-1]} in {out / runs.SNAPSHOTS}")
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.train.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(params, cfg.train.grad_clip)
+        opt.step()
+        step += 1
+        loss_sum, n_loss = loss_sum + value, n_loss + 1
+        bar.update(1)
+        if step in plan.snapshots:
+            runs.save_weights(runs.snapshot_path(out, step), model)
+        if step % plan.eval_every == 0 or step == plan.total_steps:
+            seconds = time.perf_counter() - t_mark
+            elapsed += seconds
+            row = evaluate(loss_sum / n_loss, n_loss * cfg.train.batch_size / seconds)
+            _save_resume(out, model, opt, step, elapsed)
+            bar.set_postfix_str(f"loss {row['train_loss']:.3g} seen {row['seen_test_acc']:.2f} {row['verdict']}")
+            loss_sum, n_loss, t_mark = 0.0, 0, time.perf_counter()
+    bar.close()
+    runs.save_weights(out / runs.WEIGHTS, model)
+    write_card(out, cfg, row)
+    return row

@@ -79,7 +79,8 @@ class AnchorTask:
             raise ConfigError(f"model.n_ctx = {self.n_ctx} must be >= 3 for the anchor task (key + anchor pair)")
         self.designated = designated_shifts(cfg.variant, cfg.groups)
         self.seen = tuple(p for p in PAIRS if self.designated[p] is not None)
-        need = ITEM_MAX + max(abs(inferential_shift(p)) + NON_INFERENTIAL_OFFSET for p in PAIRS) + 1
+        shifts = [inferential_shift(p) for p in PAIRS] + [s for s in self.designated.values() if s is not None]
+        need = ITEM_MAX + max(shifts) + 1
         if model_cfg.d_vocab < need:
             raise ConfigError(f"model.d_vocab = {model_cfg.d_vocab} must be >= {need} for the anchor task's outputs")
         self._key_tables = {split: self._key_table(split) for split in ("train", "test")}

@@ -1,0 +1,79 @@
+import json
+
+import pytest
+
+from mechinit.config import ConfigError, ModelConfig, RunConfig, TrainConfig
+from mechinit.presets import PRESETS, preset
+from mechinit.resolve import parse_sets, resolve_config
+
+
+def test_round_trip_through_json_is_lossless():
+    cfg = RunConfig().with_overrides({"train.snapshot_steps": "0,5,9", "train.steps": "9", "model.norm": "pre"})
+    again = RunConfig.from_dict(json.loads(json.dumps(cfg.to_dict())))
+    assert again == cfg
+    assert again.train.snapshot_steps == (0, 5, 9)
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_preset_builds_and_round_trips(name):
+    cfg = preset(name)
+    assert RunConfig.from_dict(cfg.to_dict()) == cfg
+
+
+def test_overrides_are_coerced_by_field_type():
+    cfg = RunConfig().with_overrides({"train.lr": "3e-4", "model.n_layers": "3", "model.bias": "true", "train.steps": "null"})
+    assert cfg.train.lr == 3e-4 and isinstance(cfg.train.lr, float)
+    assert cfg.model.n_layers == 3 and isinstance(cfg.model.n_layers, int)
+    assert cfg.model.bias is True and cfg.train.steps is None
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"model.norm": "sandwich"}, "model.norm = 'sandwich' is not allowed; choose one of ['pre', 'post']"),
+        ({"model.n_layers": "two"}, "model.n_layers = 'two' must be an integer"),
+        ({"model.n_layers": "2.5"}, "model.n_layers = '2.5' must be an integer"),
+        ({"train.lr": "-1"}, "train.lr = -1.0 must be > 0"),
+        ({"model.bias": "maybe"}, "model.bias = 'maybe' must be a boolean"),
+        ({"task.name": "nope"}, "task.name = 'nope' is not allowed; choose one of ['anchor']"),
+        ({"train.lrr": "1"}, "unknown key 'train.lrr'"),
+        ({"optim.lr": "1"}, "unknown key 'optim.lr'"),
+        ({"init.embed_fan_in": "vocab"}, "init.embed_fan_in = 'vocab' is not allowed; choose one of ['d_model', 'd_vocab']"),
+    ],
+)
+def test_validation_names_the_field_and_allowed_values(overrides, message):
+    with pytest.raises(ConfigError) as e:
+        RunConfig().with_overrides(overrides)
+    assert message in str(e.value)
+
+
+def test_from_dict_rejects_unknown_sections_and_keys():
+    with pytest.raises(ConfigError, match="unknown config section 'optim'"):
+        RunConfig.from_dict({"optim": {}})
+    with pytest.raises(ConfigError, match=r"unknown key model\.width"):
+        ModelConfig.from_dict({"width": 3})
+
+
+def test_lr_floor_above_peak_is_rejected():
+    with pytest.raises(ConfigError, match="train.lr_floor"):
+        TrainConfig(lr=1e-4, lr_floor=1e-3)
+
+
+def test_precedence_preset_then_file_then_set(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('[train]\nlr = 0.002\nepochs = 7\n[model]\nn_layers = 3\n')
+    cfg = resolve_config("tiny", f, ["train.lr=5e-4"])
+    assert cfg.model.d_model == 32  # from the preset
+    assert cfg.model.n_layers == 3 and cfg.train.epochs == 7  # from the file
+    assert cfg.train.lr == 5e-4  # --set wins
+
+
+def test_malformed_config_file_and_set_syntax(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ConfigError, match="malformed"):
+        resolve_config(None, bad, [])
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        parse_sets(["train.lr"])
+    with pytest.raises(ConfigError, match="unknown preset 'huge'"):
+        resolve_config("huge", None, [])

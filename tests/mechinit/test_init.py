@@ -1,0 +1,66 @@
+import pytest
+import torch
+
+from mechinit.config import InitConfig, ModelConfig
+from mechinit.init import init_rule
+from mechinit.model import build_model, new_model
+
+
+def _tolerance(numel: int) -> float:
+    return 0.05 if numel >= 1000 else 0.15  # DESIGN Decisions
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+@pytest.mark.parametrize("gamma", [0.3, 0.8])
+def test_every_weight_has_its_target_std(norm, gamma):
+    mc = ModelConfig(n_layers=2, d_model=96, d_head=24, n_heads=4, d_mlp=192, d_vocab=150, n_ctx=9, norm=norm, bias=True)
+    model, table = new_model(mc, InitConfig(gamma=gamma), seed=0)
+    checked = 0
+    for name, param in model.named_parameters():
+        rule = table[name]
+        if "std" in rule:
+            assert rule["std"] == pytest.approx(rule["d_in"] ** -gamma)
+            empirical = param.detach().float().std().item()
+            assert abs(empirical / rule["std"] - 1) < _tolerance(param.numel()), name
+            checked += 1
+        else:
+            assert torch.all(param == rule["const"]), name
+    assert checked == 1 + 1 + 2 * 6 + 1  # W_E, W_pos, per block W_Q W_K W_V W_O W_in W_out, W_U
+
+
+def test_fan_in_table_uses_heads_times_d_head_for_W_O():
+    mc = ModelConfig(d_model=64, d_head=16, n_heads=4, d_mlp=256)
+    ic = InitConfig(gamma=0.5)
+    assert init_rule("blocks.0.attn.W_O", mc, ic)["d_in"] == 64  # n_heads·d_head, not TL's d_head
+    assert init_rule("blocks.0.attn.W_Q", mc, ic)["d_in"] == 64
+    assert init_rule("blocks.1.mlp.W_out", mc, ic)["d_in"] == 256
+    assert init_rule("unembed.W_U", mc, ic)["d_in"] == 64
+    assert init_rule("embed.W_E", mc, ic)["d_in"] == 64
+    assert init_rule("embed.W_E", mc, InitConfig(gamma=0.5, embed_fan_in="d_vocab"))["d_in"] == mc.d_vocab
+
+
+def test_no_parameter_left_uninitialised():
+    mc = ModelConfig(d_model=32, d_head=16, d_mlp=64, d_vocab=120)
+    model = build_model(mc)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.fill_(float("nan"))  # whatever init misses stays NaN
+    from mechinit.init import gamma_init_
+
+    table = gamma_init_(model, mc, InitConfig(gamma=0.8), torch.Generator().manual_seed(0))
+    assert set(table) == {n for n, _ in model.named_parameters()}
+    assert all(torch.isfinite(p).all() for p in model.parameters())
+
+
+def test_unknown_parameter_name_raises():
+    with pytest.raises(KeyError, match="no init rule"):
+        init_rule("blocks.0.attn.W_X", ModelConfig(), InitConfig())
+
+
+def test_init_depends_only_on_seed():
+    mc = ModelConfig(d_model=32, d_head=16, d_mlp=64, d_vocab=120)
+    a, _ = new_model(mc, InitConfig(), seed=3)
+    b, _ = new_model(mc, InitConfig(), seed=3)
+    c, _ = new_model(mc, InitConfig(), seed=4)
+    assert all(torch.equal(x, y) for x, y in zip(a.parameters(), b.parameters()))
+    assert not torch.equal(a.embed.W_E, c.embed.W_E)

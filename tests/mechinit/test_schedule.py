@@ -1,0 +1,47 @@
+import math
+
+import pytest
+
+from mechinit.config import ConfigError, TrainConfig
+from mechinit.schedule import log_spaced, lr_at, make_plan
+
+
+def test_warmup_then_cosine_to_floor():
+    cfg = TrainConfig(lr=2.5e-4, lr_multiplier=25, warmup_epochs=10, decay_epochs=200, lr_floor=1e-5, epochs=210, batch_size=10)
+    plan = make_plan(cfg, n_train=100)  # 10 steps per epoch
+    assert plan.total_steps == 2100 and plan.warmup_steps == 100 and plan.decay_steps == 2000
+    assert lr_at(0, cfg, plan) == pytest.approx(1e-5)  # App A: base 1e-5 = peak / 25
+    assert lr_at(50, cfg, plan) == pytest.approx((1e-5 + 2.5e-4) / 2)
+    assert lr_at(100, cfg, plan) == pytest.approx(2.5e-4)
+    assert lr_at(1100, cfg, plan) == pytest.approx(1e-5 + (2.5e-4 - 1e-5) / 2)  # cosine midpoint
+    assert lr_at(2100, cfg, plan) == pytest.approx(1e-5)
+    lrs = [lr_at(s, cfg, plan) for s in range(100, 2101)]
+    assert all(a >= b for a, b in zip(lrs, lrs[1:]))
+
+
+def test_default_decay_spans_the_rest_of_the_run():
+    cfg = TrainConfig(lr=1e-3, warmup_epochs=1, lr_floor=0, epochs=4, batch_size=10)
+    plan = make_plan(cfg, 100)
+    assert plan.decay_steps == 30
+    assert lr_at(40, cfg, plan) == 0
+    assert math.isclose(lr_at(25, cfg, plan), 1e-3 * 0.5 * (1 + math.cos(math.pi * 0.5)))
+
+
+def test_snapshots_are_log_spaced_and_include_init_and_end():
+    steps = log_spaced(1000, 5)
+    assert steps[0] == 0 and steps[-1] == 1000 and len(steps) == 7
+    ratios = [b / a for a, b in zip(steps[1:], steps[2:])]
+    assert max(ratios) / min(ratios) < 1.1
+    plan = make_plan(TrainConfig(epochs=2, batch_size=10, snapshot_steps=(3, 7)), 100)
+    assert plan.snapshots == (0, 3, 7, 20)
+
+
+def test_plan_errors_name_the_field():
+    with pytest.raises(ConfigError, match="train.batch_size = 256 is larger than task.n_train = 100"):
+        make_plan(TrainConfig(), 100)
+    with pytest.raises(ConfigError, match="train.snapshot_steps has 99"):
+        make_plan(TrainConfig(epochs=1, batch_size=10, snapshot_steps=(99,)), 100)
+
+
+def test_steps_override_epochs():
+    assert make_plan(TrainConfig(epochs=5, steps=7, batch_size=10), 100).total_steps == 7

@@ -1,0 +1,100 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from mechinit import runs
+from mechinit.train import TrainingDiverged, train
+from tests.conftest import build_cfg
+
+
+def _weights(run_dir, name="model.safetensors"):
+    return load_file(str(run_dir / name))
+
+
+def test_run_folder_is_complete(tmp_path):
+    cfg = build_cfg()
+    row = train(cfg, tmp_path / "run", quiet=True)
+    run = tmp_path / "run"
+    saved = json.loads((run / "config.json").read_text())
+    assert runs.load_run_config(run) == cfg
+    model_params = set(_weights(run))
+    assert set(saved["init_table"]) == model_params
+    assert saved["init_table"]["blocks.0.attn.W_Q"] == {"std": 32 ** -0.8, "d_in": 32}
+    assert saved["provenance"]["torch"] == torch.__version__
+    assert runs.snapshot_steps_on_disk(run) == [0, 2, 6, 13, 32]  # log-spaced, init and final included
+    assert set(_weights(run, "checkpoints/step0.safetensors")) == model_params
+    for name, tensor in _weights(run).items():
+        assert torch.equal(tensor, _weights(run, "checkpoints/step32.safetensors")[name])
+    metrics = runs.read_metrics(run)
+    assert [m["step"] for m in metrics] == [0, 16, 32]
+    assert metrics[0]["train_loss"] is None and metrics[-1]["train_loss"] > 0
+    assert metrics[-1]["samples_per_s"] > 0 and set(metrics[-1]["pairs"]) == {f"{a},{b}" for a in range(1, 5) for b in range(1, 5)}
+    assert row == metrics[-1]
+    card = (run / "README.md").read_text()
+    assert card.startswith("---\nlibrary_name: mechinit") and "| (4,3) |" in card
+
+
+def test_same_config_and_seed_give_identical_weights(tmp_path):
+    cfg = build_cfg(**{"train.threads": 2})
+    train(cfg, tmp_path / "a", quiet=True)
+    train(cfg, tmp_path / "b", quiet=True)
+    train(cfg.with_overrides({"train.seed": 1}), tmp_path / "c", quiet=True)
+    a, b, c = (_weights(tmp_path / n) for n in "abc")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not torch.equal(a["embed.W_E"], c["embed.W_E"])
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("samples_per_s", "elapsed_s")} for r in rows]  # noqa: E731
+    assert strip(runs.read_metrics(tmp_path / "a")) == strip(runs.read_metrics(tmp_path / "b"))
+
+
+def test_existing_out_folder_is_refused(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "note.txt").write_text("x")
+    with pytest.raises(runs.RunFolderError, match="already holds files"):
+        train(build_cfg(), tmp_path / "run", quiet=True)
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["note.txt"]
+
+
+def test_nan_loss_stops_and_keeps_last_good_snapshot(tmp_path):
+    cfg = build_cfg(**{"train.lr": 1e37, "train.grad_clip": 0})
+    with pytest.raises(TrainingDiverged, match="loss became nan at step 1"):
+        train(cfg, tmp_path / "run", quiet=True)
+    assert runs.snapshot_steps_on_disk(tmp_path / "run") == [0]
+    assert not (tmp_path / "run" / "model.safetensors").exists()
+    assert all(torch.isfinite(t).all() for t in _weights(tmp_path / "run", "checkpoints/step0.safetensors").values())
+
+
+def test_killed_run_resumes_to_bit_identical_weights(tmp_path):
+    cfg = build_cfg(**{"train.epochs": 60, "train.threads": 1, "train.eval_every": 8})
+    reference = tmp_path / "reference"
+    train(cfg, reference, quiet=True)
+
+    config_file = tmp_path / "cfg.json"
+    config_file.write_text(json.dumps(cfg.to_dict()))
+    killed = tmp_path / "killed"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "mechinit", "train", "--config", str(config_file), "--out", str(killed), "--quiet"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    state = killed / "resume" / "state.json"
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if state.is_file() and json.loads(state.read_text())["step"] >= 100:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    killed_at = json.loads(state.read_text())["step"]
+    assert 100 <= killed_at < 960, "the run was not killed part-way"
+    assert not (killed / "model.safetensors").exists()
+
+    train(None, killed, resume=True, quiet=True)
+    a, b = _weights(reference), _weights(killed)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    steps = [r["step"] for r in runs.read_metrics(killed)]
+    assert steps == [r["step"] for r in runs.read_metrics(reference)]

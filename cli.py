@@ -27,6 +27,24 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--device", choices=("cpu", "cuda", "auto"), help="shorthand for --set train.device=...")
     t.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue a run from its last resume state")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.add_argument("--publish", action="store_true", help="publish the finished run to the zoo (see --zoo)")
+    t.add_argument("--zoo", type=Path, help="zoo folder for --publish (default: $MECHINIT_ZOO or ~/.cache/mechinit/zoo)")
+
+    z = sub.add_parser("zoo", help="list, show, publish and verify zoo entries")
+    zsub = z.add_subparsers(dest="zoo_command", required=True, parser_class=_Parser)
+    zl = zsub.add_parser("list", help="a table of entries")
+    zl.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE", help="filter, e.g. gamma=0.8")
+    zs = zsub.add_parser("show", help="an entry's configs, metrics and provenance")
+    zs.add_argument("id")
+    zp = zsub.add_parser("publish", help="publish a finished run folder")
+    zp.add_argument("run_dir", type=Path)
+    zp.add_argument("--id", help="entry id (default: derived from the config)")
+    zp.add_argument("--alias", action="append", default=[], help="short name pointing at the id")
+    zp.add_argument("--snapshot-dtype", choices=("float32", "float16"), default="float32")
+    zv = zsub.add_parser("verify", help="check sha256 of every file of one or all entries")
+    zv.add_argument("id", nargs="?")
+    for zp_ in (zl, zs, zp, zv):
+        zp_.add_argument("--zoo", type=Path, help="zoo folder (searched first; publish target)")
     return p
 
 
@@ -56,6 +74,10 @@ def _train(args) -> int:
         out = args.out or _default_out(run_id(cfg))
         row = train(cfg, out, quiet=args.quiet)
     print(f"run folder: {out}")
+    if args.publish:
+        import zoo
+
+        print(f"published: {zoo.publish(out, zoo_dir=args.zoo)}")
     print("\n".join(_summary(row)))
     return 0
 
@@ -68,18 +90,43 @@ def _default_out(name: str) -> Path:
     return out
 
 
-COMMANDS = {"train": _train}
+def _zoo(args) -> int:
+    import json
+
+    import zoo
+
+    if args.zoo_command == "list":
+        filters = dict(item.split("=", 1) for item in args.where if "=" in item)
+        if len(filters) != len(args.where):
+            raise zoo.ZooError("--where takes COLUMN=VALUE, e.g. gamma=0.8")
+        table = zoo.list(zoo_dir=args.zoo, **filters)
+        print(table.drop(columns=["zoo_dir"], errors="ignore").to_string(index=False) if len(table) else "no entries")
+    elif args.zoo_command == "show":
+        info = zoo.card(args.id, zoo_dir=args.zoo)
+        print(json.dumps({k: v for k, v in info.items() if k not in ("files", "card")}, indent=2))
+    elif args.zoo_command == "publish":
+        print(zoo.publish(args.run_dir, id=args.id, aliases=tuple(args.alias), zoo_dir=args.zoo, snapshot_dtype=args.snapshot_dtype))
+    else:
+        report = zoo.verify(args.id, zoo_dir=args.zoo)
+        for entry_id, status in report.items():
+            print(f"{entry_id}: {status}")
+        return 0 if all(s == "ok" for s in report.values()) else EXIT_FAILED
+    return 0
+
+
+COMMANDS = {"train": _train, "zoo": _zoo}
 
 
 def main(argv: list[str] | None = None) -> int:
     from mechinit.config import ConfigError
     from mechinit.runs import RunFolderError
     from mechinit.train import TrainingDiverged
+    from zoo.store import ZooError
 
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (ConfigError, RunFolderError) as e:
+    except (ConfigError, RunFolderError, ZooError) as e:
         print(f"mechinit: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except TrainingDiverged as e:

@@ -1,1 +1,14 @@
-"""The checkpoint zoo (issue: zoo): publish, index, verify and load run folders by id."""
+"""The checkpoint zoo: publish, index, verify and load run folders by id or alias.
+
+>>> import zoo
+>>> model = zoo.load("small-init")          # a HookedTransformer, sha256-checked, offline
+>>> zoo.load("small-init@step100")          # a training snapshot
+>>> zoo.list(gamma=1.0)                      # a pandas table of entries
+>>> zoo.publish("runs/my-run", aliases=("mine",))
+"""
+
+from zoo.api import card, list_entries as list, load, resolve, verify  # noqa: A004
+from zoo.publish import publish
+from zoo.store import ZooError, user_zoo
+
+__all__ = ["card", "list", "load", "publish", "resolve", "verify", "ZooError", "user_zoo"]

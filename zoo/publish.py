@@ -1,0 +1,87 @@
+"""Publishing a run folder into a zoo folder: atomic, and safe when two processes race.
+
+The entry is assembled in a temporary folder inside the zoo folder, hashed, then moved into place
+with one ``rename`` while the zoo's lock is held; a second publisher of the same id gets a
+:class:`~zoo.store.ZooError` and leaves nothing behind. ``resume/`` is never published.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file
+
+from mechinit import runs
+from mechinit.ids import run_id
+from zoo.store import ZooError, check_name, file_table, locked, read_index, user_zoo, write_index
+
+SUMMARY_COLUMNS = ("task", "variant", "norm", "n_layers", "d_model", "n_heads", "gamma", "seed", "lr", "weight_decay", "steps",
+                   "seen_test_acc", "acc_43_inferential", "acc_43_symmetric", "verdict_43")
+SNAPSHOT_DTYPES = {"float32": torch.float32, "float16": torch.float16}
+
+
+def summary(run_dir: Path) -> dict:
+    """The axes and final numbers an index row shows; anything missing is ``None``."""
+    cfg = runs.load_run_config(run_dir)
+    rows = runs.read_metrics(run_dir)
+    last = rows[-1] if rows else {}
+    pair = last.get("pairs", {}).get("4,3", {})
+    return {
+        "task": cfg.task.name, "variant": cfg.task.variant, "norm": cfg.model.norm, "n_layers": cfg.model.n_layers,
+        "d_model": cfg.model.d_model, "n_heads": cfg.model.n_heads, "gamma": cfg.init.gamma, "seed": cfg.train.seed,
+        "lr": cfg.train.lr, "weight_decay": cfg.train.weight_decay, "steps": last.get("step"),
+        "seen_test_acc": last.get("seen_test_acc"), "acc_43_inferential": pair.get("inferential"),
+        "acc_43_symmetric": pair.get("symmetric"), "verdict_43": pair.get("label"),
+    }
+
+
+def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str) -> None:
+    for src in sorted(run_dir.rglob("*")):
+        rel = src.relative_to(run_dir)
+        if not src.is_file() or rel.parts[0] == runs.RESUME or src.name.startswith("."):
+            continue
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if rel.parts[0] == runs.SNAPSHOTS and snapshot_dtype != "float32":
+            tensors = {k: v.to(SNAPSHOT_DTYPES[snapshot_dtype]) for k, v in load_file(str(src)).items()}
+            runs.save_tensors(target, tensors, metadata={"dtype": snapshot_dtype})
+        else:
+            shutil.copy2(src, target)
+
+
+def publish(run_dir: str | Path, id: str | None = None, aliases: tuple[str, ...] = (), zoo_dir: str | Path | None = None,
+            snapshot_dtype: str = "float32") -> str:
+    """Publish a finished run folder; returns its id. ``snapshot_dtype="float16"`` halves snapshots."""
+    run_dir = Path(run_dir)
+    if not (run_dir / runs.WEIGHTS).is_file():
+        raise ZooError(f"{run_dir} is not a finished run folder ({runs.WEIGHTS} not found)")
+    if snapshot_dtype not in SNAPSHOT_DTYPES:
+        raise ZooError(f"snapshot_dtype {snapshot_dtype!r} is not allowed; choose one of {sorted(SNAPSHOT_DTYPES)}")
+    entry_id = check_name(id if id is not None else run_id(runs.load_run_config(run_dir)))
+    for alias in aliases:
+        check_name(alias, "alias")
+    zoo_dir = Path(zoo_dir) if zoo_dir is not None else user_zoo()
+    zoo_dir.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=zoo_dir, prefix=f".tmp-{entry_id}-"))
+    try:
+        _copy_entry(run_dir, tmp, snapshot_dtype)
+        record = {"files": file_table(tmp), "summary": summary(run_dir), "snapshot_dtype": snapshot_dtype}
+        with locked(zoo_dir):
+            index = read_index(zoo_dir)
+            if entry_id in index["entries"] or (zoo_dir / entry_id).exists():
+                raise ZooError(f"zoo id {entry_id} is already published in {zoo_dir}; ids never change, publish under another id")
+            taken = {a: index["aliases"][a] for a in aliases if index["aliases"].get(a, entry_id) != entry_id}
+            if taken:
+                alias, other = next(iter(taken.items()))
+                raise ZooError(f"alias {alias!r} already points at {other} in {zoo_dir}")
+            os.rename(tmp, zoo_dir / entry_id)
+            index["entries"][entry_id] = record
+            index["aliases"].update({a: entry_id for a in aliases})
+            write_index(zoo_dir, index)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return entry_id

@@ -1,0 +1,107 @@
+"""Zoo folders on disk: where they are, their index, file hashes and id rules.
+
+A zoo folder holds one sub-folder per entry (a run folder without ``resume/``) and ``index.json``::
+
+    {"entries": {ID: {"files": {REL_PATH: {"sha256": ..., "size": ...}}, "summary": {...},
+                      "snapshot_dtype": "float32" | "float16"}},
+     "aliases": {ALIAS: ID}}
+
+Zoo folders searched, in order: one passed explicitly, the user zoo (``$MECHINIT_ZOO``, default
+``~/.cache/mechinit/zoo``), and the read-only entries shipped inside the package.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+from pathlib import Path
+from typing import Iterator
+
+from mechinit.runs import atomic_write_bytes, read_json, write_json
+
+INDEX = "index.json"
+SHIPPED = Path(__file__).resolve().parent / "entries"
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
+
+
+class ZooError(ValueError):
+    """Unknown id, bad id, a second publisher of the same id, or an entry that fails its checks."""
+
+
+def user_zoo() -> Path:
+    if os.environ.get("MECHINIT_ZOO"):
+        return Path(os.environ["MECHINIT_ZOO"])
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "mechinit" / "zoo"
+
+
+def zoo_dirs(zoo_dir: str | Path | None = None) -> list[Path]:
+    dirs = [Path(zoo_dir)] if zoo_dir is not None else []
+    return dirs + [user_zoo(), SHIPPED]
+
+
+def check_name(name: str, what: str = "id") -> str:
+    """Ids and aliases are plain names: no separators, no '..', nothing that leaves the zoo folder."""
+    if not isinstance(name, str) or not _ID.match(name) or ".." in name:
+        raise ZooError(f"invalid zoo {what} {name!r}: use letters, digits, '.', '_', '+', '-' (no '/', no '..')")
+    return name
+
+
+def read_index(zoo_dir: Path) -> dict:
+    path = Path(zoo_dir) / INDEX
+    if not path.is_file():
+        return {"entries": {}, "aliases": {}}
+    index = read_json(path)
+    index.setdefault("entries", {})
+    index.setdefault("aliases", {})
+    return index
+
+
+def write_index(zoo_dir: Path, index: dict) -> None:
+    write_json(Path(zoo_dir) / INDEX, index)
+
+
+@contextlib.contextmanager
+def locked(zoo_dir: Path) -> Iterator[None]:
+    """An exclusive lock on the zoo folder (``.lock``), held while the index changes."""
+    Path(zoo_dir).mkdir(parents=True, exist_ok=True)
+    with open(Path(zoo_dir) / ".lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_table(entry_dir: Path) -> dict[str, dict]:
+    entry_dir = Path(entry_dir)
+    return {
+        p.relative_to(entry_dir).as_posix(): {"sha256": sha256(p), "size": p.stat().st_size}
+        for p in sorted(entry_dir.rglob("*"))
+        if p.is_file()
+    }
+
+
+def verify_files(entry_dir: Path, files: dict[str, dict]) -> None:
+    """Raise ZooError naming the first file that is missing or whose size or sha256 differs."""
+    for rel, meta in sorted(files.items()):
+        path = Path(entry_dir) / rel
+        if not path.is_file():
+            raise ZooError(f"zoo entry {Path(entry_dir).name}: file {rel} is missing")
+        if path.stat().st_size != meta["size"] or sha256(path) != meta["sha256"]:
+            raise ZooError(f"zoo entry {Path(entry_dir).name}: file {rel} fails its sha256 check (modified or corrupt); refusing to load")
+
+
+__all__ = ["ZooError", "INDEX", "SHIPPED", "user_zoo", "zoo_dirs", "check_name", "read_index", "write_index",
+           "locked", "sha256", "file_table", "verify_files", "atomic_write_bytes"]

@@ -1,0 +1,127 @@
+"""The probe contract and what probes share.
+
+A probe module defines ``NAME``, a ``Config`` dataclass (subclass :class:`ProbeConfig`),
+``hooks(model, cfg) -> list[str]`` (the only hooks it caches) and
+``run(model, task, cfg, snapshots=None) -> Result``. A :class:`Result` holds plain JSON numbers, a
+``headline`` of the key ones, ``meta`` (hooks read, layers, weights unprocessed) and a figure
+builder; ``to_dict()``, ``figure()`` (plotly, imported lazily) and ``save(dir)``.
+
+Probes read unprocessed weights: models are built by mechinit or loaded from safetensors, never
+through ``from_pretrained``'s fold_ln / centring, and every result records ``weights:
+"unprocessed"``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from mechinit.config import ConfigError, coerce
+from mechinit.tasks.anchor import ITEM_MAX, ITEM_MIN, AnchorTask
+
+
+class ProbeError(ValueError):
+    """A probe cannot run on this target (missing snapshots, no attention, bad config)."""
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    """Base of probe configs: dict round-trip and ``with_overrides`` with type coercion."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in dataclasses.fields(self)}
+
+    def with_overrides(self, overrides: dict[str, Any], probe: str = "probe") -> "ProbeConfig":
+        hints = typing.get_type_hints(type(self))
+        names = {f.name for f in dataclasses.fields(self)}
+        values = self.to_dict()
+        for key, value in overrides.items():
+            if key not in names:
+                raise ConfigError(f"unknown key {probe}.{key}; known keys: {sorted(names)}")
+            values[key] = coerce(f"{probe}.{key}", value, hints[key])
+        return type(self)(**values)
+
+
+@dataclass
+class Result:
+    probe: str
+    numbers: dict[str, Any]
+    headline: dict[str, Any]
+    meta: dict[str, Any] = field(default_factory=dict)
+    draw: Callable[["Result"], Any] | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"probe": self.probe, "headline": self.headline, "numbers": self.numbers, "meta": {"weights": "unprocessed", **self.meta}}
+
+    def figure(self):
+        """A plotly figure of the result."""
+        if self.draw is None:
+            raise ProbeError(f"probe {self.probe} has no figure")
+        return self.draw(self)
+
+    def save(self, directory: str | Path) -> Path:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / f"{self.probe}.json").write_text(json.dumps(self.to_dict(), indent=2, default=_json_default) + "\n")
+        self.figure().write_html(directory / f"{self.probe}.html", include_plotlyjs=True, full_html=True)
+        return directory
+
+
+def _json_default(value):
+    if isinstance(value, torch.Tensor):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def finite(x: float) -> float | None:
+    """A float for JSON, or None where it is NaN/inf (missing is null, never a number)."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def cache(model, tokens: torch.Tensor, names: list[str]):
+    missing = [n for n in names if n not in model.hook_dict]
+    if missing:
+        raise ProbeError(f"the model has no hook {missing[0]!r}")
+    with torch.no_grad():
+        _, c = model.run_with_cache(tokens, names_filter=names)
+    return c
+
+
+def n_layers(model) -> int:
+    return model.cfg.n_layers
+
+
+def check_layer(layer: int, model, what: str) -> int:
+    """A 0-based TL block index (negative counts from the end)."""
+    L = n_layers(model)
+    index = layer if layer >= 0 else L + layer
+    if not 0 <= index < L:
+        raise ProbeError(f"{what} = {layer} is outside the model's {L} blocks (0..{L - 1}, or negative from the end)")
+    return index
+
+
+def require_attention(model, probe: str) -> None:
+    if not hasattr(model, "blocks") or not all(hasattr(b, "attn") for b in model.blocks):
+        raise ProbeError(f"probe {probe} needs attention layers; this model has none")
+
+
+def sequences(task: AnchorTask, pair: tuple[int, int], keys: list[int] | torch.Tensor, key_pos: int, seed: int) -> torch.Tensor:
+    """Sequences with key ``keys[i]`` at ``key_pos`` followed by ``pair``; noise items from ``seed``
+    (the same noise for every key, so a grid differs only in the key and the pair)."""
+    keys = torch.as_tensor(keys)
+    n_ctx = task.n_ctx
+    if not 0 <= key_pos <= n_ctx - 3:
+        raise ProbeError(f"key_pos = {key_pos} must be in 0..{n_ctx - 3}")
+    noise = torch.randint(ITEM_MIN, ITEM_MAX + 1, (n_ctx,), generator=torch.Generator().manual_seed(seed))
+    tokens = noise.repeat(len(keys), 1)
+    tokens[:, key_pos] = keys
+    tokens[:, key_pos + 1], tokens[:, key_pos + 2] = pair
+    return tokens

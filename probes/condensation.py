@@ -1,0 +1,113 @@
+"""Condensation of W_Q neurons (paper Fig 5a,b, 10, 15).
+
+Neuron j of head h has the input-weight vector ``W_Q[h, :, j]`` (a column of TL's d_model × d_head
+matrix; a row of the paper's). The probe takes the cosine similarity between every two neurons,
+groups neurons whose |cos| exceeds ``threshold`` (connected components, as the paper's reordered
+heatmaps do) and reports the number of groups needed to cover 90% of the neurons, the largest
+group and the mean off-diagonal |cos|. Default: paper layer 1 (``blocks.0``), every head.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from probes.base import ProbeConfig, Result, check_layer, finite, require_attention
+
+NAME = "condensation"
+
+
+@dataclass(frozen=True)
+class Config(ProbeConfig):
+    layer: int = 0  # TL block index (paper layer 1)
+    heads: tuple[int, ...] | None = None  # default: every head
+    threshold: float = 0.7
+    coverage: float = 0.9
+
+
+def hooks(model, cfg: Config) -> list[str]:
+    return []  # reads weights only
+
+
+def cosine_matrix(vectors: torch.Tensor) -> torch.Tensor:
+    """Cosine similarity of the rows of ``vectors`` (zero rows get cosine 0 with everything)."""
+    norms = vectors.norm(dim=1, keepdim=True)
+    unit = torch.where(norms > 0, vectors / norms.clamp_min(1e-30), torch.zeros_like(vectors))
+    return unit @ unit.T
+
+
+def groups(cos: torch.Tensor, threshold: float) -> list[list[int]]:
+    """Connected components of the graph |cos| > threshold, largest first."""
+    n = cos.shape[0]
+    adjacent = (cos.abs() > threshold).tolist()
+    seen, out = [False] * n, []
+    for start in range(n):
+        if seen[start]:
+            continue
+        stack, comp = [start], []
+        seen[start] = True
+        while stack:
+            i = stack.pop()
+            comp.append(i)
+            for j in range(n):
+                if adjacent[i][j] and not seen[j]:
+                    seen[j] = True
+                    stack.append(j)
+        out.append(sorted(comp))
+    return sorted(out, key=lambda g: (-len(g), g[0]))
+
+
+def groups_covering(sizes: list[int], coverage: float) -> int:
+    total, covered = sum(sizes), 0
+    for k, size in enumerate(sorted(sizes, reverse=True), start=1):
+        covered += size
+        if covered >= coverage * total - 1e-9:
+            return k
+    return len(sizes)
+
+
+def analyse(vectors: torch.Tensor, cfg: Config) -> dict:
+    cos = cosine_matrix(vectors.float())
+    found = groups(cos, cfg.threshold)
+    order = [i for g in found for i in g]
+    n = cos.shape[0]
+    off = cos.abs()[~torch.eye(n, dtype=torch.bool)]
+    return {
+        "n_neurons": n,
+        "n_groups": len(found),
+        "n_groups_90": groups_covering([len(g) for g in found], cfg.coverage),
+        "largest_group": len(found[0]),
+        "mean_abs_cos": finite(off.mean()) if n > 1 else None,
+        "groups": found,
+        "order": order,
+        "cos": cos[order][:, order].tolist(),
+    }
+
+
+def run(model, task, cfg: Config = Config(), snapshots=None) -> Result:
+    require_attention(model, NAME)
+    layer = check_layer(cfg.layer, model, "condensation.layer")
+    W_Q = model.blocks[layer].attn.W_Q.detach()  # [head_index d_model d_head]
+    heads = cfg.heads if cfg.heads is not None else tuple(range(W_Q.shape[0]))
+    per_head = {str(h): analyse(W_Q[h].T, cfg) for h in heads}  # rows = neurons' input-weight vectors
+    first = per_head[str(heads[0])]
+    headline = {
+        "n_groups_90": first["n_groups_90"] if len(heads) == 1 else sum(r["n_groups_90"] for r in per_head.values()) / len(heads),
+        "largest_group": max(r["largest_group"] for r in per_head.values()),
+        "mean_abs_cos": first["mean_abs_cos"],
+    }
+    meta = {"hooks": [], "weights_read": [f"blocks.{layer}.attn.W_Q"], "layer": layer, "heads": list(heads), **cfg.to_dict()}
+    return Result(NAME, {"heads": per_head}, headline, meta, draw=_figure)
+
+
+def _figure(result: Result):
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    heads = list(result.numbers["heads"])
+    fig = make_subplots(rows=1, cols=len(heads), subplot_titles=[f"head {h}: {result.numbers['heads'][h]['n_groups_90']} groups cover 90%" for h in heads])
+    for i, h in enumerate(heads, start=1):
+        fig.add_trace(go.Heatmap(z=result.numbers["heads"][h]["cos"], zmin=-1, zmax=1, colorscale="RdBu_r", showscale=i == 1), 1, i)
+    fig.update_layout(title=f"W_Q neuron cosine similarity, block {result.meta['layer']} (reordered by group, |cos| > {result.meta['threshold']})")
+    return fig

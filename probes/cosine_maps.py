@@ -1,0 +1,118 @@
+"""Cosine maps of fused vectors (paper Fig 4a–c).
+
+The fused vector v(x; a1, a2) is the last-token X^ao of block ``fused_layer`` (default: the last
+block; paper layer 2 of a 2-layer model, ``blocks.1.hook_resid_mid``) for key x directly before
+the pair. Over a key grid (default 30–40, one fixed noise context) the probe takes the cosine of
+v(x; A) against v(y; B) for the focus pair A (default (4,3)) and every seen pair B. A cell is
+*same-target* when A's inferential target equals B's designated one (x + f_A = y + f_B); in the
+inferential solution those vectors are parallel. The parallelism gap is the mean cosine on
+same-target cells minus the mean elsewhere, averaged over B. The same is done for
+u(x; a1) = V of block ``value_layer`` at the first-anchor position, anchor against anchor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from mechinit.tasks.anchor import ANCHORS, SHIFT, inferential_shift, pair_name
+from probes.base import ProbeConfig, ProbeError, Result, cache, check_layer, finite, require_attention, sequences
+
+NAME = "cosine_maps"
+
+
+@dataclass(frozen=True)
+class Config(ProbeConfig):
+    focus: tuple[int, ...] = (4, 3)
+    key_min: int = 30
+    key_max: int = 40
+    key_pos: int = 1
+    fused_layer: int = -1
+    value_layer: int = -1
+    show: tuple[int, ...] = (3, 4, 2, 4)  # pairs drawn in the figure, flattened
+    seed: int = 0
+
+
+def hooks(model, cfg: Config) -> list[str]:
+    f = check_layer(cfg.fused_layer, model, "cosine_maps.fused_layer")
+    v = check_layer(cfg.value_layer, model, "cosine_maps.value_layer")
+    return sorted({f"blocks.{f}.hook_resid_mid", f"blocks.{v}.attn.hook_v"})
+
+
+def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    a = a / a.norm(dim=-1, keepdim=True).clamp_min(1e-30)
+    b = b / b.norm(dim=-1, keepdim=True).clamp_min(1e-30)
+    return a @ b.T
+
+
+def gap(cos: torch.Tensor, same: torch.Tensor) -> float | None:
+    if not same.any() or same.all():
+        return None
+    return finite(cos[same].mean() - cos[~same].mean())
+
+
+def run(model, task, cfg: Config = Config(), snapshots=None) -> Result:
+    require_attention(model, NAME)
+    if len(cfg.focus) != 2 or len(cfg.show) % 2:
+        raise ProbeError("cosine_maps.focus must be two anchors and cosine_maps.show a flat list of pairs")
+    names = hooks(model, cfg)
+    fused = f"blocks.{check_layer(cfg.fused_layer, model, 'cosine_maps.fused_layer')}.hook_resid_mid"
+    value = f"blocks.{check_layer(cfg.value_layer, model, 'cosine_maps.value_layer')}.attn.hook_v"
+    keys = torch.arange(cfg.key_min, cfg.key_max + 1)
+    focus = tuple(cfg.focus)
+
+    def vectors(pair):
+        c = cache(model, sequences(task, pair, keys, cfg.key_pos, cfg.seed), names)
+        v = c[value][:, cfg.key_pos + 1].flatten(1)  # [batch, head_index*d_head] at the first anchor
+        return c[fused][:, -1].float().cpu(), v.float().cpu()
+
+    v_focus, _ = vectors(focus)
+    target_focus = keys + inferential_shift(focus)
+    maps, gaps = {}, []
+    for pair in task.seen:
+        v_b, _ = vectors(pair)
+        cos = cosine(v_focus, v_b)
+        same = target_focus[:, None] == (keys + task.designated[pair])[None, :]
+        g = gap(cos, same)
+        maps[pair_name(pair)] = {"cos": cos.tolist(), "same_target": same.tolist(), "gap": g}
+        if g is not None:
+            gaps.append(g)
+    u = {a: vectors((a, a))[1] for a in ANCHORS}  # V at the first anchor depends only on tokens up to it
+    u_maps, u_gaps = {}, []
+    for a in ANCHORS:
+        for b in ANCHORS:
+            cos = cosine(u[a], u[b])
+            same = (keys + SHIFT[a])[:, None] == (keys + SHIFT[b])[None, :]
+            g = gap(cos, same)
+            u_maps[f"{a},{b}"] = {"cos": cos.tolist(), "gap": g}
+            if g is not None:
+                u_gaps.append(g)
+    numbers = {"keys": keys.tolist(), "fused": maps, "value": u_maps}
+    headline = {"parallelism_gap": finite(sum(gaps) / len(gaps)) if gaps else None,
+                "mirror_gap": maps.get(pair_name((focus[1], focus[0])), {}).get("gap"),
+                "value_parallelism_gap": finite(sum(u_gaps) / len(u_gaps)) if u_gaps else None}
+    meta = {"hooks": names, "fused_hook": fused, "value_hook": value, **cfg.to_dict()}
+    return Result(NAME, numbers, headline, meta, draw=_figure)
+
+
+def _figure(result: Result):
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    keys = result.numbers["keys"]
+    show = result.meta["show"]
+    pairs = [f"{show[i]},{show[i + 1]}" for i in range(0, len(show), 2) if f"{show[i]},{show[i + 1]}" in result.numbers["fused"]]
+    focus = pair_name(tuple(result.meta["focus"]))
+    titles = [f"v(x;{focus}) vs v(y;{p}), gap {result.numbers['fused'][p]['gap']}" for p in pairs] + [f"u(x;{focus[0]}) vs u(y;{focus[-1]})"]
+    fig = make_subplots(rows=1, cols=len(pairs) + 1, subplot_titles=titles)
+    for i, p in enumerate(pairs, start=1):
+        m = result.numbers["fused"][p]
+        fig.add_trace(go.Heatmap(z=m["cos"], x=keys, y=keys, zmin=-1, zmax=1, colorscale="RdBu_r", showscale=i == 1), 1, i)
+        same = [(keys[c], keys[r]) for r, row in enumerate(m["same_target"]) for c, s in enumerate(row) if s]
+        fig.add_trace(go.Scatter(x=[s[0] for s in same], y=[s[1] for s in same], mode="markers", marker=dict(symbol="square-open", size=14, color="black"),
+                                 name="same target", showlegend=i == 1), 1, i)
+    u = result.numbers["value"][f"{focus[0]},{focus[-1]}"]
+    fig.add_trace(go.Heatmap(z=u["cos"], x=keys, y=keys, zmin=-1, zmax=1, colorscale="RdBu_r", showscale=False), 1, len(pairs) + 1)
+    fig.update_layout(title=f"fused-vector cosine maps (parallelism gap {result.headline['parallelism_gap']})", height=450)
+    return fig

@@ -30,6 +30,14 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--publish", action="store_true", help="publish the finished run to the zoo (see --zoo)")
     t.add_argument("--zoo", type=Path, help="zoo folder for --publish (default: $MECHINIT_ZOO or ~/.cache/mechinit/zoo)")
 
+    pr = sub.add_parser("probe", help="run probes on run folders, checkpoints or zoo ids; write results.json and report.html")
+    pr.add_argument("targets", nargs="+", metavar="TARGET", help="run folder, .safetensors checkpoint or zoo id (two: side by side)")
+    pr.add_argument("--probe", dest="probes", action="append", default=[], metavar="NAME", help="probe to run (default: all)")
+    pr.add_argument("--out", type=Path, help="output folder (default: probes-out/<targets>)")
+    pr.add_argument("--set", dest="sets", action="append", default=[], metavar="PROBE.KEY=VALUE", help="e.g. condensation.threshold=0.8")
+    pr.add_argument("--zoo", type=Path, help="zoo folder searched first for ids")
+    pr.add_argument("--quiet", action="store_true", help="no progress bar")
+
     z = sub.add_parser("zoo", help="list, show, publish and verify zoo entries")
     zsub = z.add_subparsers(dest="zoo_command", required=True, parser_class=_Parser)
     zl = zsub.add_parser("list", help="a table of entries")
@@ -114,19 +122,63 @@ def _zoo(args) -> int:
     return 0
 
 
-COMMANDS = {"train": _train, "zoo": _zoo}
+def _probe(args) -> int:
+    import probes
+    from mechinit.resolve import parse_sets
+    from mechinit.targets import load_target
+    from probes.report import write_report
+    from tqdm.auto import tqdm
+
+    import zoo
+
+    if len(args.targets) > 2:
+        raise probes.ProbeError("mechinit probe takes one target, or two to compare side by side")
+    names = args.probes or probes.available()
+    for name in names:
+        probes.get(name)
+    overrides: dict[str, dict[str, str]] = {name: {} for name in names}
+    for key, value in parse_sets(args.sets).items():
+        probe, _, field = key.partition(".")
+        if probe not in overrides or not field:
+            raise probes.ProbeError(f"--set {key}: keys look like PROBE.FIELD with PROBE one of {names}")
+        overrides[probe][field] = value
+    targets = [load_target(t) if Path(t).exists() else zoo.load_target(t, zoo_dir=args.zoo) for t in args.targets]
+    results = {}
+    with tqdm(total=len(targets) * len(names), disable=args.quiet, desc="probes") as bar:
+        for target in targets:
+            results[target.name] = {}
+            for name in names:
+                bar.set_postfix_str(f"{target.name}: {name}")
+                results[target.name][name] = probes.run(name, target.model, target.task, snapshots=target.snapshots, **overrides[name])
+                bar.update(1)
+    out = args.out or Path("probes-out") / "-vs-".join(t.name.replace("@", "_") for t in targets)
+    report = write_report(out, results)
+    for target, by_probe in results.items():
+        for name, result in by_probe.items():
+            summary = ", ".join(f"{k}={_short(v)}" for k, v in result.headline.items())
+            print(f"{target} {name}: {summary}")
+    print(f"report: {report}")
+    return 0
+
+
+def _short(value) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+COMMANDS = {"train": _train, "zoo": _zoo, "probe": _probe}
 
 
 def main(argv: list[str] | None = None) -> int:
     from mechinit.config import ConfigError
     from mechinit.runs import RunFolderError
     from mechinit.train import TrainingDiverged
+    from probes.base import ProbeError
     from zoo.store import ZooError
 
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (ConfigError, RunFolderError, ZooError) as e:
+    except (ConfigError, RunFolderError, ZooError, ProbeError) as e:
         print(f"mechinit: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except TrainingDiverged as e:

@@ -46,6 +46,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -70,6 +71,7 @@ def save_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict[st
     os.close(fd)
     try:
         save_file({k: v.detach().to("cpu").contiguous().clone() for k, v in tensors.items()}, tmp, metadata=metadata)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

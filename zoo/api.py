@@ -9,7 +9,6 @@ from pathlib import Path
 from transformer_lens import HookedTransformer
 
 from mechinit import runs
-from mechinit.model import build_model
 from zoo.publish import SUMMARY_COLUMNS
 from zoo.store import ZooError, read_index, verify_files, zoo_dirs
 
@@ -66,13 +65,17 @@ def resolve(name: str, step: int | None = None, zoo_dir: str | Path | None = Non
 
 def load(name: str, step: int | None = None, device: str = "cpu", zoo_dir: str | Path | None = None) -> HookedTransformer:
     """A ready HookedTransformer from the zoo; every file of the entry is checked against its sha256."""
-    ref = resolve(name, step, zoo_dir)
+    return load_target(name if step is None else f"{name.partition('@')[0]}@step{step}", device, zoo_dir).model
+
+
+def load_target(name: str, device: str = "cpu", zoo_dir: str | Path | None = None):
+    """A probe :class:`~mechinit.targets.Target` for a zoo id (its snapshots included)."""
+    from mechinit.targets import target_from_folder
+
+    ref = resolve(name, None, zoo_dir)
     verify_files(ref.path, ref.record["files"])
-    cfg = runs.load_run_config(ref.path)
-    model = build_model(cfg.model, "cpu")
-    runs.load_weights(model, ref.path / ref.weights_file)
-    model.eval()
-    return model.to(device, print_details=False)
+    weights = ref.path / ref.weights_file
+    return target_from_folder(ref.path, weights, name, device)
 
 
 def card(name: str, zoo_dir: str | Path | None = None) -> dict:

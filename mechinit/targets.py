@@ -1,0 +1,60 @@
+"""A probe target: a model with its run config, task and (when there are any) step snapshots.
+
+``load_target(path)`` takes a run folder (or zoo entry folder) or one of its ``.safetensors``
+files; the zoo resolves ids to folders and then uses :func:`target_from_folder`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import torch
+from safetensors.torch import load_file
+
+from mechinit import runs
+from mechinit.config import RunConfig
+from mechinit.model import build_model
+from mechinit.tasks import make_task
+
+
+@dataclass
+class Target:
+    name: str
+    model: torch.nn.Module
+    cfg: RunConfig
+    snapshots: dict[int, Callable[[], dict[str, torch.Tensor]]] = field(default_factory=dict)
+
+    @property
+    def task(self):
+        return make_task(self.cfg)
+
+
+def snapshot_loaders(folder: Path) -> dict[int, Callable[[], dict[str, torch.Tensor]]]:
+    return {s: (lambda p=runs.snapshot_path(folder, s): load_file(str(p))) for s in runs.snapshot_steps_on_disk(folder)}
+
+
+def target_from_folder(folder: Path, weights: Path | None = None, name: str | None = None, device: str = "cpu") -> Target:
+    cfg = runs.load_run_config(folder)
+    weights = weights or folder / runs.WEIGHTS
+    if not weights.is_file():
+        raise runs.RunFolderError(f"{folder} has no {runs.WEIGHTS} (an unfinished run? pass one of its checkpoints/step*.safetensors)")
+    model = build_model(cfg.model, "cpu")
+    runs.load_weights(model, weights)
+    model.eval()
+    return Target(name or folder.name, model.to(device, print_details=False), cfg, snapshot_loaders(folder))
+
+
+def load_target(path: str | Path, device: str = "cpu") -> Target:
+    path = Path(path)
+    if path.is_dir():
+        return target_from_folder(path, device=device)
+    if path.is_file() and path.suffix == ".safetensors":
+        for folder in (path.parent, path.parent.parent):
+            if (folder / runs.CONFIG).is_file():
+                return target_from_folder(folder, path, f"{folder.name}@{path.stem}", device)
+        raise runs.RunFolderError(f"{path} is not a mechinit model: no {runs.CONFIG} beside it or in its run folder")
+    if path.exists():
+        raise runs.RunFolderError(f"{path} is not a model (expected a run folder or a .safetensors checkpoint)")
+    raise runs.RunFolderError(f"target {path} not found (not a file, a folder or a zoo id)")

@@ -1,0 +1,244 @@
+import json
+import math
+import warnings
+
+import pytest
+import torch
+
+import probes
+from mechinit.config import ModelConfig, InitConfig
+from mechinit.model import new_model
+from mechinit.tasks import make_task
+from mechinit.tasks.anchor import inferential_shift
+from probes import condensation, cosine_maps, embedding_spectrum, information_flow, representation_tsne
+from probes.base import ProbeError
+from tests.conftest import build_cfg
+
+CFG = build_cfg()
+
+
+def _model(**kw):
+    mc = ModelConfig(**{**CFG.model.to_dict(), **kw})
+    model, _ = new_model(mc, InitConfig(gamma=0.5), seed=0)
+    return model
+
+
+@pytest.fixture
+def task():
+    return make_task(CFG)
+
+
+@pytest.mark.parametrize("kw", [{"norm": "post"}, {"norm": "pre"}, {"n_heads": 2, "d_head": 8, "n_layers": 3}])
+def test_every_declared_hook_exists_and_every_probe_runs(kw, task):
+    model = _model(**kw)
+    for name, module in probes.PROBES.items():
+        declared = module.hooks(model, module.Config())
+        assert all(h in model.hook_dict for h in declared), name
+        result = probes.run(name, model, task)
+        d = result.to_dict()
+        json.dumps(d)  # plain JSON
+        assert d["meta"]["weights"] == "unprocessed" and d["meta"]["hooks"] == declared
+        assert result.figure().data  # a plotly figure with traces
+
+
+def test_headline_names(task):
+    model = _model()
+    expected = {"information_flow": {"mechanism", "key_to_anchor_mass"}, "representation_tsne": {"symmetric_merge_score"},
+                "cosine_maps": {"parallelism_gap"}, "condensation": {"n_groups_90", "largest_group"}, "embedding_spectrum": {"effective_rank"}}
+    for name, keys in expected.items():
+        assert keys <= set(probes.run(name, model, task).headline)
+
+
+# ---------------------------------------------------------------- condensation
+def test_identical_neurons_condense_into_one_group(task):
+    model = _model()
+    with torch.no_grad():
+        v = torch.randn(model.cfg.d_model)
+        model.blocks[0].attn.W_Q[0] = v[:, None].repeat(1, model.cfg.d_head) * torch.linspace(-2, 2, model.cfg.d_head)  # ±v: |cos| = 1
+    h = probes.run("condensation", model, task).headline
+    assert h == {"n_groups_90": 1, "largest_group": model.cfg.d_head, "mean_abs_cos": pytest.approx(1.0)}
+
+
+def test_orthogonal_neurons_are_separate_groups(task):
+    model = _model()
+    d_head = model.cfg.d_head
+    with torch.no_grad():
+        model.blocks[0].attn.W_Q[0] = torch.eye(model.cfg.d_model)[:, :d_head] * 3.0
+    r = probes.run("condensation", model, task)
+    assert r.numbers["heads"]["0"]["n_groups"] == d_head
+    assert r.headline["n_groups_90"] == math.ceil(0.9 * d_head) and r.headline["largest_group"] == 1
+    assert r.headline["mean_abs_cos"] == pytest.approx(0.0)
+
+
+def test_planted_groups_of_known_sizes(task):
+    model = _model()
+    d_model, d_head = model.cfg.d_model, model.cfg.d_head  # 32, 16
+    basis = torch.eye(d_model)
+    sizes = [9, 5, 2]
+    cols = [basis[:, g] * (1 + 0.01 * i) for g, size in enumerate(sizes) for i in range(size)]
+    with torch.no_grad():
+        model.blocks[0].attn.W_Q[0] = torch.stack(cols, 1)
+    r = probes.run("condensation", model, task)
+    assert [len(g) for g in r.numbers["heads"]["0"]["groups"]] == sizes
+    assert r.headline["n_groups_90"] == 3  # 9+5 = 14/16 = 87.5% < 90%
+
+
+# ---------------------------------------------------------------- embedding spectrum
+def _rank2_embedding(model, scale=1.0):
+    angles = torch.arange(80) * 2 * math.pi / 80
+    u, v = torch.eye(model.cfg.d_model)[0], torch.eye(model.cfg.d_model)[1]
+    W_E = torch.zeros_like(model.embed.W_E)
+    W_E[20:100] = scale * (torch.cos(angles)[:, None] * u + torch.sin(angles)[:, None] * v)
+    return W_E
+
+
+def test_rank_two_embedding_has_two_eigenvalues_and_effective_rank_two(task):
+    model = _model()
+    with torch.no_grad():
+        model.embed.W_E.copy_(_rank2_embedding(model))
+        model.embed.W_E[:20] = 100.0  # rows outside 20-99 must be ignored
+    r = probes.run("embedding_spectrum", model, task)
+    eig = r.numbers["eigenvalues"]
+    assert eig[0] == pytest.approx(eig[1]) and eig[0] > 0.1 and max(eig[2:]) < 1e-10
+    assert r.headline["effective_rank"] == pytest.approx(2.0, abs=1e-6)
+    assert r.headline["top_k_energy"] == pytest.approx(1.0)
+    assert r.headline["half_growth_step"] is None  # no snapshots given
+
+
+def test_eigenvalue_evolution_over_snapshots(task):
+    model = _model()
+    scales = {0: 0.01, 10: 0.05, 100: 0.8, 1000: 1.0}  # λ ∝ scale²: half of final first reached at step 100
+    snaps = {s: (lambda s=s: {"embed.W_E": _rank2_embedding(model, scales[s])}) for s in scales}
+    with torch.no_grad():
+        model.embed.W_E.copy_(_rank2_embedding(model))
+    r = probes.run("embedding_spectrum", model, task, snapshots=snaps, top_k=2)
+    assert r.numbers["evolution"]["steps"] == [0, 10, 100, 1000]
+    assert r.headline["half_growth_step"] == [100, 100]
+    with pytest.raises(ProbeError, match="needs the run's step snapshots"):
+        probes.run("embedding_spectrum", model, task, evolution="on")
+
+
+# ---------------------------------------------------------------- information flow
+def _plant_attention(model, layer, build):
+    """Replace layer ``layer``'s attention pattern by ``build(tokens) -> [batch q k]``."""
+    seen = {}
+    model.register_forward_pre_hook(lambda mod, args: seen.__setitem__("tokens", args[0]))
+    model.add_hook(f"blocks.{layer}.attn.hook_pattern",
+                   lambda pattern, hook: build(seen["tokens"])[:, None].expand_as(pattern).clone(), is_permanent=True)
+
+
+def _pattern(tokens, to_key, to_anchors):
+    b, n = tokens.shape
+    pos = ((tokens >= 1) & (tokens <= 4)).int().argmax(1) - 1
+    A = torch.zeros(b, n, n)
+    for i in range(b):
+        p = int(pos[i])
+        for q in range(n):
+            A[i, q, q] = 1.0
+        for q in (p + 1, p + 2):
+            A[i, q] = 0
+            A[i, q, p], A[i, q, q] = to_key, 1 - to_key
+        A[i, -1] = 0
+        A[i, -1, p + 1] = A[i, -1, p + 2] = to_anchors / 2
+        A[i, -1, -1] = 1 - to_anchors
+    return A
+
+
+@pytest.mark.parametrize("to_key, to_anchors, expected", [(0.8, 0.2, "inferential-flow"), (0.1, 0.9, "symmetric-flow"), (0.2, 0.2, "unclear")])
+def test_hand_fixed_attention_gives_its_masses_and_label(task, to_key, to_anchors, expected):
+    model = _model()
+    _plant_attention(model, 0, lambda t: _pattern(t, to_key, to_anchors))
+    h = probes.run("information_flow", model, task, n_inputs=64).headline
+    assert h["mechanism"] == expected
+    assert h["key_to_anchor_mass"] == pytest.approx(to_key, abs=1e-6)
+    assert h["anchors_to_last_mass"] == pytest.approx(to_anchors, abs=1e-6)
+    assert h["key_to_last_mass"] == pytest.approx(0.0, abs=1e-6)
+
+
+# ---------------------------------------------------------------- fused vectors
+def _plant_fused(model, task, layer, target_of):
+    """Make the last-token X^ao of ``layer`` a one-hot of ``target_of(key, a1, a2)``."""
+    seen = {}
+    model.register_forward_pre_hook(lambda mod, args: seen.__setitem__("tokens", args[0]))
+
+    def hook(x, hook):
+        t = seen["tokens"]
+        pos = ((t >= 1) & (t <= 4)).int().argmax(1) - 1
+        rows = torch.arange(len(t))
+        target = torch.tensor([target_of(int(k), (int(a), int(b))) for k, a, b in zip(t[rows, pos], t[rows, pos + 1], t[rows, pos + 2])])
+        x = x.clone()
+        x[:, -1] = torch.nn.functional.one_hot(target % x.shape[-1], x.shape[-1]).float()
+        return x
+
+    model.add_hook(f"blocks.{layer}.hook_resid_mid", hook, is_permanent=True)
+
+
+def test_inferential_fused_vectors_give_a_parallelism_gap_of_one(task):
+    model = _model(d_model=128, d_head=32)
+    _plant_fused(model, task, 1, lambda k, p: k + (inferential_shift(p) if p == (4, 3) else task.designated[p]))
+    h = probes.run("cosine_maps", model, task).headline
+    assert h["parallelism_gap"] == pytest.approx(1.0) and h["mirror_gap"] == pytest.approx(1.0)
+
+
+def test_symmetric_fused_vectors_have_no_gap_with_the_mirror(task):
+    model = _model(d_model=128, d_head=32)
+    _plant_fused(model, task, 1, lambda k, p: k + task.designated[(3, 4) if p == (4, 3) else p])
+    h = probes.run("cosine_maps", model, task).headline
+    assert h["mirror_gap"] == pytest.approx(-1 / 10, abs=0.02)  # parallel on the same-key diagonal, not the same-target one
+    assert h["parallelism_gap"] < 0.1
+
+
+# ---------------------------------------------------------------- representation merging
+def test_merge_ratio_of_identical_mirror_centres_is_zero():
+    centres = {(a, b): torch.tensor([float(a), float(b), 0.0]) for a in range(1, 5) for b in range(1, 5)}
+    centres[(4, 3)] = centres[(3, 4)].clone()
+    ratios = representation_tsne.merge_ratios(centres)
+    assert ratios["4,3"] == 0.0 and ratios["3,4"] == 0.0
+    assert ratios["1,2"] > 0.3 and "1,1" not in ratios
+
+
+def test_planted_merged_representation_scores_low(task):
+    model = _model()
+    seen = {}
+    model.register_forward_pre_hook(lambda mod, args: seen.__setitem__("tokens", args[0]))
+
+    def hook(x, hook):  # last-token X^ao(1) = an embedding of the unordered pair
+        t = seen["tokens"]
+        pos = ((t >= 1) & (t <= 4)).int().argmax(1) - 1
+        rows = torch.arange(len(t))
+        a, b = t[rows, pos + 1], t[rows, pos + 2]
+        x = x.clone()
+        x[:, -1] = 0
+        x[rows, -1, torch.minimum(a, b)] += 1
+        x[rows, -1, 4 + torch.maximum(a, b)] += 1
+        return x
+
+    model.add_hook("blocks.0.hook_resid_mid", hook, is_permanent=True)
+    h = probes.run("representation_tsne", model, task, n_inputs=320, n_tsne=80).headline
+    assert h["symmetric_merge_score"] == pytest.approx(0.0, abs=1e-6)
+
+
+# ---------------------------------------------------------------- errors and other model classes
+def test_bad_overrides_and_layers(task):
+    model = _model()
+    with pytest.raises(ProbeError, match="unknown probe 'nope'"):
+        probes.run("nope", model, task)
+    with pytest.raises(Exception, match="unknown key condensation.thresh"):
+        probes.run("condensation", model, task, thresh=0.5)
+    with pytest.raises(ProbeError, match="outside the model's 2 blocks"):
+        probes.run("condensation", model, task, layer=5)
+
+
+def test_probes_run_on_a_transformer_bridge(task):
+    from transformer_lens.model_bridge import TransformerBridge
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bridge = TransformerBridge.boot_native({"n_layers": 2, "d_model": 32, "d_head": 16, "n_heads": 1, "d_mlp": 64, "d_vocab": 120,
+                                                "n_ctx": 9, "act_fn": "relu", "normalization_type": "LN"})
+    with torch.no_grad():
+        bridge.blocks[0].attn.W_Q.copy_(torch.randn(1, 32, 1).repeat(1, 1, 16))
+    assert probes.run("condensation", bridge, task).headline["n_groups_90"] == 1
+    flow = probes.run("information_flow", bridge, task, n_inputs=32)
+    assert flow.headline["mechanism"] in ("inferential-flow", "symmetric-flow", "unclear")
+    assert all(h in bridge.hook_dict for h in information_flow.hooks(bridge, information_flow.Config()))

@@ -7,7 +7,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 pending="$root/docs/cpu-regime/pending.txt"
 mkdir -p "$root/docs/cpu-regime/logs" "$root/runs/regime"
 while :; do
-  running=$(pgrep -fc "mechinit train --quiet --set train.threads=1") || running=0
+  running=$(pgrep -f "bin/mechinit train --quiet" | wc -l)
   if [ "$running" -lt "${JOBS:-2}" ] && [ -s "$pending" ]; then
     line=$(head -n 1 "$pending"); sed -i '1d' "$pending"
     set -- $line; name=$1; shift

@@ -47,6 +47,9 @@ def _make_deterministic(device: str, threads: int | None) -> None:
     if threads is not None:
         torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
+    # Adam moments of dead ReLU units decay into float32 denormals, which run up to 4x slower on
+    # CPUs; flushing them to zero changes nothing above 1e-38 and keeps runs deterministic.
+    torch.set_flush_denormal(True)
 
 
 def _optimizer(model, cfg: RunConfig) -> torch.optim.AdamW:

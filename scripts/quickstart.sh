@@ -17,3 +17,5 @@ p = row["pairs"]["4,3"]
 print(f"(4,3) verdict: {p['label']}  (inferential acc {p['inferential']:.3f}, symmetric acc {p['symmetric']:.3f}, "
       f"seen-pair test acc {row['seen_test_acc']:.3f})")
 PY
+# the zoo ships the reference pair: probe small vs large init side by side (offline)
+.venv/bin/mechinit probe small-init large-init --out runs/quickstart-probes --quiet

@@ -11,7 +11,7 @@ while :; do
   if [ "$running" -lt "${JOBS:-2}" ] && [ -s "$pending" ]; then
     line=$(head -n 1 "$pending"); sed -i '1d' "$pending"
     set -- $line; name=$1; shift
-    if [ ! -f "$root/runs/regime/$name/model.safetensors" ]; then
+    if [ ! -f "$root/runs/regime/$name/model.safetensors" ] && ! pgrep -f "runs/regime/$name " >/dev/null; then
       rm -rf "$root/runs/regime/$name"
       OMP_NUM_THREADS=1 nohup "$root/.venv/bin/mechinit" train --quiet --set train.threads=1 --out "$root/runs/regime/$name" "$@" \
         >"$root/docs/cpu-regime/logs/$name.log" 2>&1 &

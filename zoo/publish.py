@@ -39,10 +39,12 @@ def summary(run_dir: Path) -> dict:
     }
 
 
-def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str) -> None:
+def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, snapshots: bool) -> None:
     for src in sorted(run_dir.rglob("*")):
         rel = src.relative_to(run_dir)
         if not src.is_file() or rel.parts[0] == runs.RESUME or src.name.startswith("."):
+            continue
+        if rel.parts[0] == runs.SNAPSHOTS and not snapshots:
             continue
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -51,11 +53,19 @@ def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str) -> None:
             runs.save_tensors(target, tensors, metadata={"dtype": snapshot_dtype})
         else:
             shutil.copy2(src, target)
+    notes = []
+    if not snapshots:
+        notes.append("Training snapshots were not published with this entry (final weights only).")
+    elif snapshot_dtype != "float32":
+        notes.append(f"Training snapshots (`checkpoints/`) are stored in {snapshot_dtype}; final weights are float32.")
+    if notes and (dest / runs.CARD).is_file():
+        (dest / runs.CARD).write_text((dest / runs.CARD).read_text() + "\n" + "\n".join(notes) + "\n")
 
 
 def publish(run_dir: str | Path, id: str | None = None, aliases: tuple[str, ...] = (), zoo_dir: str | Path | None = None,
-            snapshot_dtype: str = "float32") -> str:
-    """Publish a finished run folder; returns its id. ``snapshot_dtype="float16"`` halves snapshots."""
+            snapshot_dtype: str = "float32", snapshots: bool = True) -> str:
+    """Publish a finished run folder; returns its id. ``snapshot_dtype="float16"`` halves the
+    snapshots, ``snapshots=False`` leaves them out (both are noted in the entry's model card)."""
     run_dir = Path(run_dir)
     if not (run_dir / runs.WEIGHTS).is_file():
         raise ZooError(f"{run_dir} is not a finished run folder ({runs.WEIGHTS} not found)")
@@ -68,8 +78,8 @@ def publish(run_dir: str | Path, id: str | None = None, aliases: tuple[str, ...]
     zoo_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=zoo_dir, prefix=f".tmp-{entry_id}-"))
     try:
-        _copy_entry(run_dir, tmp, snapshot_dtype)
-        record = {"files": file_table(tmp), "summary": summary(run_dir), "snapshot_dtype": snapshot_dtype}
+        _copy_entry(run_dir, tmp, snapshot_dtype, snapshots)
+        record = {"files": file_table(tmp), "summary": summary(run_dir), "snapshot_dtype": snapshot_dtype if snapshots else None}
         with locked(zoo_dir):
             index = read_index(zoo_dir)
             if entry_id in index["entries"] or (zoo_dir / entry_id).exists():

@@ -135,6 +135,16 @@ def test_float16_snapshots_halve_and_still_load(run_dir, zoo_dir):
     assert torch.equal(zoo.load("half", zoo_dir=zoo_dir).W_E, load_file(str(run_dir / "model.safetensors"))["embed.W_E"])
 
 
+def test_publish_without_snapshots_is_noted_in_the_card(run_dir, zoo_dir):
+    entry = zoo.publish(run_dir, id="bare", zoo_dir=zoo_dir, snapshots=False)
+    assert not (zoo_dir / entry / "checkpoints").exists()
+    assert "not published" in zoo.card("bare", zoo_dir=zoo_dir)["card"]
+    with pytest.raises(zoo.ZooError, match="no snapshot at step 2"):
+        zoo.load("bare@step2", zoo_dir=zoo_dir)
+    half = zoo.publish(run_dir, id="half16", zoo_dir=zoo_dir, snapshot_dtype="float16")
+    assert "stored in float16" in zoo.card(half, zoo_dir=zoo_dir)["card"]
+
+
 def test_pre_ln_entry_loads_with_plain_transformer_lens(tmp_path, zoo_dir):
     """Without mechinit: config.json + safetensors + TL's own HookedTransformer."""
     run = tmp_path / "pre"

@@ -88,6 +88,7 @@ def publish(run_dir: str | Path, id: str | None = None, aliases: tuple[str, ...]
             if taken:
                 alias, other = next(iter(taken.items()))
                 raise ZooError(f"alias {alias!r} already points at {other} in {zoo_dir}")
+            os.chmod(tmp, 0o755)  # mkdtemp makes it private
             os.rename(tmp, zoo_dir / entry_id)
             index["entries"][entry_id] = record
             index["aliases"].update({a: entry_id for a in aliases})

@@ -77,3 +77,19 @@ def test_malformed_config_file_and_set_syntax(tmp_path):
         parse_sets(["train.lr"])
     with pytest.raises(ConfigError, match="unknown preset 'huge'"):
         resolve_config("huge", None, [])
+
+
+def test_reference_presets_differ_only_in_gamma():
+    small, large = preset("small-init").to_dict(), preset("large-init").to_dict()
+    assert small["init"]["gamma"] > large["init"]["gamma"]
+    small["init"].pop("gamma"), large["init"].pop("gamma")
+    assert small == large
+    assert preset("small-init").train.threads == 1  # bit-identical on any CPU
+
+
+def test_paper_preset_follows_appendix_a():
+    cfg = preset("paper")
+    assert (cfg.model.d_model, cfg.model.d_mlp, cfg.model.d_head, cfg.model.n_heads) == (400, 1200, 200, 1)
+    assert cfg.task.n_train == 900_000 and cfg.train.batch_size == 2048 and cfg.train.epochs == 210
+    assert cfg.train.lr / cfg.train.lr_multiplier == pytest.approx(1e-5) and cfg.train.lr_floor == 1e-5
+    assert (cfg.train.warmup_epochs, cfg.train.decay_epochs, cfg.train.weight_decay, cfg.train.grad_clip) == (10, 200, 0.01, 1.0)

@@ -8,7 +8,8 @@ from mechinit import runs
 from mechinit.config import RunConfig
 
 
-def _fmt(value) -> str:
+def format_value(value) -> str:
+    """Numbers for tables: floats to 4 significant digits, missing as ``null``."""
     if value is None:
         return "null"
     if isinstance(value, float):
@@ -33,14 +34,14 @@ def card_text(cfg: RunConfig, row: dict) -> str:
         "| task | variant | norm | layers | d_model | γ | seed | peak lr | wd | steps | seen-test acc |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
         f"| {cfg.task.name} | {cfg.task.variant} | {m.norm} | {m.n_layers} | {m.d_model} | {cfg.init.gamma} | {t.seed} "
-        f"| {t.lr} | {t.weight_decay} | {row.get('step')} | {_fmt(row.get('seen_test_acc'))} |",
+        f"| {t.lr} | {t.weight_decay} | {row.get('step')} | {format_value(row.get('seen_test_acc'))} |",
         "",
     ]
     if unseen:
         lines += ["Held-out pairs (test-split keys):", "", "| pair | inferential | symmetric | label |", "|---|---|---|---|"]
         for name in unseen:
             rec = pairs[name]
-            lines.append(f"| ({name}) | {_fmt(rec['inferential'])} | {_fmt(rec['symmetric'])} | {rec['label']} |")
+            lines.append(f"| ({name}) | {format_value(rec['inferential'])} | {format_value(rec['symmetric'])} | {rec['label']} |")
         lines.append("")
     return "\n".join(lines)
 

@@ -42,7 +42,7 @@ def target_from_folder(folder: Path, weights: Path | None = None, name: str | No
         raise runs.RunFolderError(f"{folder} has no {runs.WEIGHTS} (an unfinished run? pass one of its checkpoints/step*.safetensors)")
     model = build_model(cfg.model, "cpu")
     runs.load_weights(model, weights)
-    model.eval()
+    model.train(False)  # inference mode (no dropout here; kept explicit)
     return Target(name or folder.name, model.to(device, print_details=False), cfg, snapshot_loaders(folder))
 
 

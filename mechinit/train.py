@@ -123,7 +123,7 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
             return last_logits(model, t)
 
     def evaluate(train_loss: float | None, samples_per_s: float | None) -> dict:
-        model.eval()
+        model.train(False)
         metrics = task.evaluate(logits_fn, device)
         model.train()
         row = {"step": step, "epoch": step / plan.steps_per_epoch, "lr": lr_at(step, cfg.train, plan),

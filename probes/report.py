@@ -10,6 +10,7 @@ import html
 import json
 from pathlib import Path
 
+from mechinit.card import format_value
 from mechinit.runs import atomic_write_bytes
 from probes.base import Result
 
@@ -25,18 +26,10 @@ def _headline_table(results: dict[str, dict[str, Result]]) -> str:
     for probe in next(iter(results.values())):
         keys = list(results[targets[0]][probe].headline)
         for key in keys:
-            cells = "".join(f"<td>{html.escape(_fmt(results[t][probe].headline.get(key)))}</td>" for t in targets)
+            cells = "".join(f"<td>{html.escape(format_value(results[t][probe].headline.get(key)))}</td>" for t in targets)
             rows.append(f"<tr><td>{probe}.{key}</td>{cells}</tr>")
     head = "".join(f"<th>{html.escape(t)}</th>" for t in targets)
     return f"<table><tr><th>headline</th>{head}</tr>{''.join(rows)}</table>"
-
-
-def _fmt(value) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
 
 
 def write_report(out_dir: str | Path, results: dict[str, dict[str, Result]]) -> Path:

@@ -9,6 +9,7 @@ import torch
 from safetensors.torch import load_file
 
 import zoo
+import zoo.store
 from cli import main
 from mechinit import runs
 from mechinit.fastpath import last_logits
@@ -62,7 +63,8 @@ def test_list_filters_and_missing_metrics_are_null(run_dir, zoo_dir, tmp_path):
     (other / "metrics.jsonl").write_text("")  # a run whose metrics were lost
     zoo.publish(other, zoo_dir=zoo_dir)
     table = zoo.list(zoo_dir=zoo_dir)
-    assert len(table) == 2
+    assert len(table[table.zoo_dir == str(zoo_dir)]) == 2
+    assert set(table.zoo_dir) <= {str(zoo_dir), str(zoo.store.SHIPPED)}  # the (empty) user zoo adds nothing
     assert list(zoo.list(zoo_dir=zoo_dir, gamma=0.5)["gamma"]) == [0.5]
     assert list(zoo.list(zoo_dir=zoo_dir, gamma="0.8")["gamma"]) == [0.8]
     row = zoo.list(zoo_dir=zoo_dir, gamma=0.5).iloc[0]
@@ -191,4 +193,5 @@ def test_train_publish_flag(tmp_path, zoo_dir, capsys):
     assert main(["train", "--preset", "tiny", "--set", "train.epochs=1", "--out", str(tmp_path / "r"), "--quiet", "--publish", "--zoo", str(zoo_dir)]) == 0
     published = capsys.readouterr().out.strip().splitlines()[1]
     assert published.startswith("published: anchor-post-L2")
-    assert len(zoo.list(zoo_dir=zoo_dir)) == 1
+    table = zoo.list(zoo_dir=zoo_dir)
+    assert len(table[table.zoo_dir == str(zoo_dir)]) == 1

@@ -38,6 +38,18 @@ def _parser() -> argparse.ArgumentParser:
     pr.add_argument("--zoo", type=Path, help="zoo folder searched first for ids")
     pr.add_argument("--quiet", action="store_true", help="no progress bar")
 
+    sw = sub.add_parser("sweep", help="train a grid of runs and reduce them into a phase diagram")
+    sw.add_argument("--preset", help="base config")
+    sw.add_argument("--config", type=Path, help="base config file")
+    sw.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                    help="base key (train.epochs=5) or grid key with values (sweep.init.gamma=0.5,0.8)")
+    sw.add_argument("--grid", type=Path, help="JSON file {grid: {key: [values]}, best_over: [...], mean_over: [...]}")
+    sw.add_argument("--best-over", action="append", default=None, metavar="KEY", help="cells take the best run over this key (e.g. train.lr)")
+    sw.add_argument("--mean-over", action="append", default=None, metavar="KEY", help="cells average over this key (default train.seed)")
+    sw.add_argument("--out", type=Path, default=Path("sweeps/sweep"), help="sweep folder (runs/, sweep.json, report.html)")
+    sw.add_argument("--jobs", type=int, default=1, help="runs trained at once (processes)")
+    sw.add_argument("--quiet", action="store_true")
+
     z = sub.add_parser("zoo", help="list, show, publish and verify zoo entries")
     zsub = z.add_subparsers(dest="zoo_command", required=True, parser_class=_Parser)
     zl = zsub.add_parser("list", help="a table of entries")
@@ -167,7 +179,31 @@ def _short(value) -> str:
     return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
-COMMANDS = {"train": _train, "zoo": _zoo, "probe": _probe}
+def _sweep(args) -> int:
+    from mechinit.resolve import parse_sets, resolve_config
+    from mechinit.sweep import SweepSpec, load_grid_file, parse_grid, run_sweep
+    from mechinit.sweep_report import write_report
+
+    sets = parse_sets(args.sets)
+    base_sets = [f"{k}={v}" for k, v in sets.items() if not k.startswith("sweep.")]
+    base = resolve_config(args.preset, args.config, base_sets)
+    file = load_grid_file(args.grid) if args.grid else {}
+    grid = {**parse_grid(file.get("grid", {}), base), **parse_grid({k: v for k, v in sets.items() if k.startswith("sweep.")}, base)}
+    mean_over = args.mean_over if args.mean_over is not None else file.get("mean_over", ["train.seed"] if "train.seed" in grid else [])
+    spec = SweepSpec(base, grid, tuple(args.best_over or file.get("best_over", [])), tuple(mean_over))
+    summary = run_sweep(spec, args.out, jobs=args.jobs, progress=not args.quiet)
+    report = write_report(args.out, summary)
+    for cell in summary["cells"]:
+        axes = " ".join(f"{k}={v}" for k, v in cell["axes"].items())
+        nums = " ".join(f"{m}={_short(cell[m]['mean']) if cell[m]['mean'] is not None else 'null'}" for m in ("acc_inferential", "acc_symmetric", "seen_test_acc"))
+        print(f"{axes}: {nums}")
+    for name, log in summary["failed"].items():
+        print(f"failed: {name} (log: {log})")
+    print(f"sweep: {args.out / 'sweep.json'}  report: {report}")
+    return EXIT_FAILED if summary["failed"] else 0
+
+
+COMMANDS = {"train": _train, "zoo": _zoo, "probe": _probe, "sweep": _sweep}
 
 
 def main(argv: list[str] | None = None) -> int:

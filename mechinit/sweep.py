@@ -1,0 +1,171 @@
+"""Sweeps: a grid over config keys, one normal run folder per grid point, reduced into cells.
+
+A :class:`SweepSpec` holds a base config, the grid (``{"init.gamma": [0.5, 0.8], ...}``) and the
+reduction: ``best_over`` keys (e.g. ``train.lr``: a cell takes the best run over them, per metric,
+as the paper's Fig 2 does over 9 learning rates) and ``mean_over`` keys (e.g. ``train.seed``: the
+mean and std across them). Every other grid key is a cell axis.
+
+Runs are identified by :func:`mechinit.ids.run_id`; a run whose folder under ``OUT/runs/`` already
+holds final weights is skipped, so starting a sweep again only trains what is missing. A failed
+run is recorded with its log path and does not stop the others.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mechinit import runs
+from mechinit.config import ConfigError, RunConfig, coerce
+from mechinit.ids import run_id
+
+METRICS = ("acc_inferential", "acc_symmetric", "seen_test_acc")
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    base: RunConfig
+    grid: dict[str, tuple] = field(default_factory=dict)
+    best_over: tuple[str, ...] = ()
+    mean_over: tuple[str, ...] = ("train.seed",)
+    pair: str = "4,3"
+
+    def __post_init__(self):
+        if not self.grid:
+            raise ConfigError("a sweep needs at least one grid key, e.g. --set sweep.init.gamma=0.5,0.8")
+        for key in (*self.best_over, *self.mean_over):
+            if key not in self.grid:
+                raise ConfigError(f"sweep reduce key {key!r} is not a grid key; grid keys: {sorted(self.grid)}")
+        for cfg in self.configs():  # validates every grid point before anything runs
+            del cfg
+
+    @property
+    def axes(self) -> list[str]:
+        return [k for k in self.grid if k not in self.best_over and k not in self.mean_over]
+
+    def points(self) -> list[dict[str, Any]]:
+        keys = list(self.grid)
+        return [dict(zip(keys, values)) for values in itertools.product(*(self.grid[k] for k in keys))]
+
+    def configs(self) -> list[RunConfig]:
+        return [self.base.with_overrides(p) for p in self.points()]
+
+    def to_dict(self) -> dict:
+        return {"base": self.base.to_dict(), "grid": {k: list(v) for k, v in self.grid.items()},
+                "best_over": list(self.best_over), "mean_over": list(self.mean_over), "pair": self.pair}
+
+
+def parse_grid(sets: dict[str, str], base: RunConfig) -> dict[str, tuple]:
+    """``{"sweep.init.gamma": "0.5,0.8"}`` -> ``{"init.gamma": (0.5, 0.8)}`` with field types."""
+    grid = {}
+    for key, value in sets.items():
+        inner = key.removeprefix("sweep.")
+        section, _, name = inner.partition(".")
+        sec = RunConfig.SECTIONS.get(section)
+        if sec is None or name not in {f for f in base.to_dict()[section]}:
+            raise ConfigError(f"unknown sweep key {key!r}; keys look like sweep.SECTION.FIELD, e.g. sweep.init.gamma")
+        import typing
+
+        hint = typing.get_type_hints(sec)[name]
+        values = value if isinstance(value, (list, tuple)) else [v for v in str(value).split(",") if v != ""]
+        grid[inner] = tuple(coerce(inner, v, hint) for v in values)
+    return grid
+
+
+def _train_one(cfg_dict: dict, out: str) -> dict:
+    """Worker: train one run (single-threaded), returning its final metrics row or an error."""
+    from mechinit.train import train
+
+    cfg = RunConfig.from_dict(cfg_dict)
+    log = Path(out).with_suffix(".log")
+    try:
+        row = train(cfg, Path(out), quiet=True)
+        return {"ok": True, "row": row}
+    except Exception:  # noqa: BLE001 - reported per run, the sweep goes on
+        log.write_text(traceback.format_exc())
+        return {"ok": False, "log": str(log)}
+
+
+def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: bool = True) -> dict:
+    """Train every missing grid point (``jobs`` processes), then reduce and write ``sweep.json``."""
+    from tqdm.auto import tqdm
+
+    out_dir = Path(out_dir)
+    (out_dir / "runs").mkdir(parents=True, exist_ok=True)
+    todo, failures = [], {}
+    for cfg in spec.configs():
+        folder = out_dir / "runs" / run_id(cfg)
+        if not (folder / runs.WEIGHTS).is_file():
+            if folder.exists():  # a run interrupted before it finished: start it again cleanly
+                import shutil
+
+                shutil.rmtree(folder)
+            todo.append((cfg, folder))
+    with tqdm(total=len(todo), disable=not progress, desc="sweep runs") as bar:
+        if jobs <= 1:
+            for cfg, folder in todo:
+                result = _train_one(cfg.to_dict(), str(folder))
+                if not result["ok"]:
+                    failures[folder.name] = result["log"]
+                bar.update(1)
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                futures = {pool.submit(_train_one, cfg.to_dict(), str(folder)): folder for cfg, folder in todo}
+                for future in as_completed(futures):
+                    result = future.result()
+                    if not result["ok"]:
+                        failures[futures[future].name] = result["log"]
+                    bar.update(1)
+    summary = reduce_runs(spec, out_dir / "runs")
+    summary["failed"] = failures
+    runs.write_json(out_dir / "sweep.json", summary)
+    return summary
+
+
+def run_record(spec: SweepSpec, folder: Path) -> dict | None:
+    rows = runs.read_metrics(folder)
+    if not (folder / runs.WEIGHTS).is_file() or not rows:
+        return None
+    last = rows[-1]
+    pair = last["pairs"].get(spec.pair, {})
+    return {"id": folder.name, "acc_inferential": pair.get("inferential"), "acc_symmetric": pair.get("symmetric"),
+            "seen_test_acc": last.get("seen_test_acc"), "label": pair.get("label"), "step": last.get("step")}
+
+
+def reduce_runs(spec: SweepSpec, runs_dir: Path) -> dict:
+    """Cells keyed by the axis values: per metric, best over ``best_over``, then mean/std over
+    ``mean_over``. A missing or failed run makes its cell's numbers ``None``, never a default."""
+    cells: dict[tuple, dict] = {}
+    for point, cfg in zip(spec.points(), spec.configs()):
+        key = tuple(point[a] for a in spec.axes)
+        group = tuple(point[m] for m in spec.mean_over)
+        cell = cells.setdefault(key, {"axes": {a: point[a] for a in spec.axes}, "groups": {}})
+        cell["groups"].setdefault(group, []).append(run_record(spec, runs_dir / run_id(cfg)) or {"id": run_id(cfg), "missing": True})
+    out = []
+    for cell in cells.values():
+        entry = {"axes": cell["axes"], "runs": [r for g in cell["groups"].values() for r in g]}
+        for metric in METRICS:
+            per_group = []
+            for records in cell["groups"].values():
+                values = [r.get(metric) for r in records]
+                per_group.append(None if any(v is None for v in values) else max(values))
+            ok = [v for v in per_group if v is not None]
+            complete = len(ok) == len(per_group)
+            entry[metric] = {"mean": statistics.fmean(ok) if complete else None,
+                             "std": statistics.pstdev(ok) if complete else None, "n": len(ok)}
+        out.append(entry)
+    return {"spec": spec.to_dict(), "axes": spec.axes, "cells": out}
+
+
+def load_grid_file(path: Path) -> dict:
+    """A JSON grid file: ``{"grid": {"init.gamma": [...]}, "best_over": [...], "mean_over": [...]}``."""
+    data = json.loads(Path(path).read_text())
+    if not isinstance(data, dict) or "grid" not in data:
+        raise ConfigError(f"grid file {path} must be a JSON object with a 'grid' table")
+    return data

@@ -1,0 +1,60 @@
+"""The sweep report: phase diagrams (paper Fig 2a,b) or a γ curve (Fig 2c style), one HTML file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mechinit.runs import atomic_write_bytes
+
+SHADE_BELOW = 0.9  # the paper shades cells whose seen-pair test accuracy is below 90%
+
+
+def figures(summary: dict) -> list:
+    import plotly.graph_objects as go
+
+    axes, cells = summary["axes"], summary["cells"]
+    figs = []
+    if len(axes) >= 2:
+        x_key, y_key = axes[0], axes[1]
+        xs = sorted({c["axes"][x_key] for c in cells})
+        ys = sorted({c["axes"][y_key] for c in cells})
+        lookup = {(c["axes"][x_key], c["axes"][y_key]): c for c in cells}
+        for metric, title in (("acc_symmetric", "symmetric mapping"), ("acc_inferential", "inferential mapping")):
+            z = [[(lookup.get((x, y)) or {}).get(metric, {}).get("mean") for x in xs] for y in ys]
+            hover = [[", ".join(r["id"] for r in (lookup.get((x, y)) or {}).get("runs", [])) for x in xs] for y in ys]
+            fig = go.Figure(go.Heatmap(z=z, x=[str(x) for x in xs], y=[str(y) for y in ys], zmin=0, zmax=1, colorscale="Viridis",
+                                       text=hover, hovertemplate="%{x}, %{y}: %{z}<br>%{text}<extra></extra>"))
+            for (x, y), c in lookup.items():
+                seen = c["seen_test_acc"]["mean"]
+                if seen is None or seen < SHADE_BELOW:
+                    fig.add_shape(type="rect", x0=xs.index(x) - 0.5, x1=xs.index(x) + 0.5, y0=ys.index(y) - 0.5, y1=ys.index(y) + 0.5,
+                                  fillcolor="grey", opacity=0.6, line_width=0)
+            fig.update_layout(title=f"({summary['spec']['pair']}) accuracy under the {title} (grey: seen-pair test < {SHADE_BELOW:.0%})",
+                              xaxis_title=x_key, yaxis_title=y_key)
+            figs.append(fig)
+    if axes:
+        x_key = axes[0]
+        fig = go.Figure()
+        for metric, name in (("acc_inferential", "inferential"), ("acc_symmetric", "symmetric")):
+            pts = sorted(((c["axes"][x_key], c[metric]) for c in cells if len(axes) == 1), key=lambda p: p[0])
+            fig.add_trace(go.Scatter(x=[p[0] for p in pts], y=[p[1]["mean"] for p in pts], name=name, mode="lines+markers",
+                                     error_y=dict(type="data", array=[p[1]["std"] for p in pts])))
+        fig.update_layout(title=f"({summary['spec']['pair']}) accuracy against {x_key} (mean ± std over {summary['spec']['mean_over']})",
+                          xaxis_title=x_key, yaxis_title="accuracy")
+        if len(axes) == 1:
+            figs.append(fig)
+    return figs
+
+
+def write_report(out_dir: str | Path, summary: dict) -> Path:
+    from plotly.offline import get_plotlyjs
+
+    body = "".join(f.to_html(full_html=False, include_plotlyjs=False) for f in figures(summary))
+    failed = "".join(f"<li>{k}: {v}</li>" for k, v in summary.get("failed", {}).items())
+    page = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>mechinit sweep</title>"
+            f"<script>{get_plotlyjs()}</script></head><body><h1>mechinit sweep</h1>"
+            f"<p>{len(summary['cells'])} cells over {summary['axes']}; failed runs: {len(summary.get('failed', {}))}</p>"
+            f"<ul>{failed}</ul>{body}</body></html>")
+    path = Path(out_dir) / "report.html"
+    atomic_write_bytes(path, page.encode())
+    return path

@@ -1,0 +1,85 @@
+import json
+
+import pytest
+
+from cli import main
+from mechinit import runs
+from mechinit.config import ConfigError
+from mechinit.ids import run_id
+from mechinit.sweep import SweepSpec, parse_grid, reduce_runs, run_sweep
+from tests.conftest import build_cfg
+
+BASE = build_cfg(**{"train.epochs": 1})
+
+
+def test_grid_parsing_and_expansion():
+    grid = parse_grid({"sweep.init.gamma": "0.5,0.8", "sweep.train.seed": "0,1,2"}, BASE)
+    assert grid == {"init.gamma": (0.5, 0.8), "train.seed": (0, 1, 2)}
+    spec = SweepSpec(BASE, grid)
+    assert spec.axes == ["init.gamma"] and len(spec.configs()) == 6
+    assert len({run_id(c) for c in spec.configs()}) == 6  # every grid point its own id
+    with pytest.raises(ConfigError, match="unknown sweep key 'sweep.init.gama'"):
+        parse_grid({"sweep.init.gama": "1"}, BASE)
+    with pytest.raises(ConfigError, match="init.gamma = 'x' must be a number"):
+        parse_grid({"sweep.init.gamma": "x"}, BASE)
+    with pytest.raises(ConfigError, match="sweep reduce key 'train.lr' is not a grid key"):
+        SweepSpec(BASE, grid, best_over=("train.lr",))
+
+
+def _fake_run(folder, inferential, symmetric, seen):
+    folder.mkdir(parents=True)
+    (folder / runs.WEIGHTS).write_bytes(b"")
+    row = {"step": 1, "seen_test_acc": seen, "pairs": {"4,3": {"inferential": inferential, "symmetric": symmetric, "label": "other"}}}
+    runs.write_metrics(folder, [row])
+
+
+def test_cells_take_the_best_over_lr_then_the_mean_over_seeds(tmp_path):
+    spec = SweepSpec(BASE, {"init.gamma": (0.8,), "train.lr": (1e-3, 2e-3), "train.seed": (0, 1)}, best_over=("train.lr",))
+    planted = {(1e-3, 0): (0.2, 0.7), (2e-3, 0): (0.6, 0.1), (1e-3, 1): (0.4, 0.5), (2e-3, 1): (0.0, 0.9)}
+    for cfg in spec.configs():
+        inf, sym = planted[(cfg.train.lr, cfg.train.seed)]
+        _fake_run(tmp_path / run_id(cfg), inf, sym, 1.0)
+    (cell,) = reduce_runs(spec, tmp_path)["cells"]
+    assert cell["axes"] == {"init.gamma": 0.8}
+    assert cell["acc_inferential"]["mean"] == pytest.approx((0.6 + 0.4) / 2) and cell["acc_inferential"]["std"] == pytest.approx(0.1)
+    assert cell["acc_symmetric"]["mean"] == pytest.approx((0.7 + 0.9) / 2)
+    assert len(cell["runs"]) == 4
+
+
+def test_a_missing_run_makes_its_cell_null(tmp_path):
+    spec = SweepSpec(BASE, {"init.gamma": (0.8,), "train.seed": (0, 1)})
+    _fake_run(tmp_path / run_id(spec.configs()[0]), 0.5, 0.5, 1.0)
+    (cell,) = reduce_runs(spec, tmp_path)["cells"]
+    assert cell["acc_inferential"] == {"mean": None, "std": None, "n": 1}
+
+
+def test_sweep_trains_once_reports_failures_and_resumes(tmp_path, capsys):
+    out = tmp_path / "sw"
+    args = ["sweep", "--preset", "tiny", "--set", "train.epochs=1", "--set", "sweep.train.lr=1e-3,1e37", "--set", "train.grad_clip=0",
+            "--out", str(out), "--quiet"]
+    assert main(args) == 1  # lr 1e37 diverges: reported, the other run still finishes
+    printed = capsys.readouterr().out
+    assert "failed: " in printed and "(log: " in printed
+    summary = json.loads((out / "sweep.json").read_text())
+    assert len(summary["failed"]) == 1 and len(summary["cells"]) == 2
+    good = [c for c in summary["cells"] if c["axes"]["train.lr"] == 1e-3][0]
+    assert good["seen_test_acc"]["mean"] is not None
+    finished = sorted(p for p in (out / "runs").glob("*/model.safetensors"))
+    stamp = [p.stat().st_mtime_ns for p in finished]
+    assert main(args) == 1  # started again: the finished run is not retrained
+    assert [p.stat().st_mtime_ns for p in finished] == stamp
+    assert (out / "report.html").read_text().count("plotly") > 0
+
+
+def test_phase_diagram_figures_shade_unfitted_cells(tmp_path):
+    from mechinit.sweep_report import figures
+
+    spec = SweepSpec(BASE, {"init.gamma": (0.5, 0.8), "model.n_layers": (1, 2), "train.seed": (0,)})
+    for cfg in spec.configs():
+        seen = 0.5 if (cfg.init.gamma, cfg.model.n_layers) == (0.5, 2) else 1.0
+        _fake_run(tmp_path / run_id(cfg), cfg.init.gamma, 1 - cfg.init.gamma, seen)
+    summary = reduce_runs(spec, tmp_path)
+    sym, inf = figures(summary)
+    assert sym.data[0].type == "heatmap" and list(sym.data[0].x) == ["0.5", "0.8"] and list(sym.data[0].y) == ["1", "2"]
+    assert inf.data[0].z[0] == [0.5, 0.8]  # row n_layers=1: inferential accuracy per gamma
+    assert len(sym.layout.shapes) == 1  # the one cell with seen-pair test < 90% is shaded

@@ -47,7 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--best-over", action="append", default=None, metavar="KEY", help="cells take the best run over this key (e.g. train.lr)")
     sw.add_argument("--mean-over", action="append", default=None, metavar="KEY", help="cells average over this key (default train.seed)")
     sw.add_argument("--out", type=Path, default=Path("sweeps/sweep"), help="sweep folder (runs/, sweep.json, report.html)")
-    sw.add_argument("--jobs", type=int, default=1, help="runs trained at once (processes)")
+    sw.add_argument("--jobs", type=int, default=1, help="runs trained at once (processes, or the Slurm array parallelism)")
+    sw.add_argument("--executor", choices=("local", "slurm", "submitit-local"), default="local")
+    sw.add_argument("--slurm", action="append", default=[], metavar="KEY=VALUE", help="submitit parameter, e.g. slurm_partition=gpu")
     sw.add_argument("--quiet", action="store_true")
 
     z = sub.add_parser("zoo", help="list, show, publish and verify zoo entries")
@@ -191,7 +193,14 @@ def _sweep(args) -> int:
     grid = {**parse_grid(file.get("grid", {}), base), **parse_grid({k: v for k, v in sets.items() if k.startswith("sweep.")}, base)}
     mean_over = args.mean_over if args.mean_over is not None else file.get("mean_over", ["train.seed"] if "train.seed" in grid else [])
     spec = SweepSpec(base, grid, tuple(args.best_over or file.get("best_over", [])), tuple(mean_over))
-    summary = run_sweep(spec, args.out, jobs=args.jobs, progress=not args.quiet)
+    import zoo
+
+    def publish(folder):  # every finished run is also a zoo entry of the sweep's zoo folder, under its id
+        if folder.name not in zoo.store.read_index(args.out / "zoo")["entries"]:
+            zoo.publish(folder, zoo_dir=args.out / "zoo")
+
+    summary = run_sweep(spec, args.out, jobs=args.jobs, progress=not args.quiet, executor=args.executor,
+                        slurm=dict(parse_sets(args.slurm)), on_finished=publish)
     report = write_report(args.out, summary)
     for cell in summary["cells"]:
         axes = " ".join(f"{k}={v}" for k, v in cell["axes"].items())

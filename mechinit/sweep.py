@@ -92,10 +92,52 @@ def _train_one(cfg_dict: dict, out: str) -> dict:
         return {"ok": False, "log": str(log)}
 
 
-def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: bool = True) -> dict:
-    """Train every missing grid point (``jobs`` processes), then reduce and write ``sweep.json``."""
+EXECUTORS = ("local", "slurm", "submitit-local")
+
+
+def _submitit_results(todo, out_dir: Path, executor: str, jobs: int, slurm: dict):
+    """Submit the runs as one job array through submitit and yield ``(folder, result)``.
+    ``submitit-local`` runs the same code path with submitit's LocalExecutor (no cluster)."""
+    import submitit
+
+    folder = out_dir / "submitit"
+    ex = submitit.LocalExecutor(folder=folder) if executor == "submitit-local" else submitit.AutoExecutor(folder=folder)
+    params = {"timeout_min": int(slurm.get("timeout_min", 60)), "cpus_per_task": int(slurm.get("cpus_per_task", 1))}
+    if executor == "slurm":
+        params["slurm_array_parallelism"] = jobs
+        params.update({k: v for k, v in slurm.items() if k.startswith("slurm_")})
+    ex.update_parameters(**params)
+    submitted = ex.map_array(_train_one, [c.to_dict() for c, _ in todo], [str(f) for _, f in todo])
+    for job, (_, folder) in zip(submitted, todo):
+        try:
+            yield folder, job.result()
+        except Exception:  # noqa: BLE001 - a job that died (e.g. killed by the scheduler)
+            yield folder, {"ok": False, "log": str(job.paths.stderr)}
+
+
+def _local_results(todo, jobs: int):
+    if jobs <= 1:
+        for cfg, folder in todo:
+            yield folder, _train_one(cfg.to_dict(), str(folder))
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(_train_one, cfg.to_dict(), str(folder)): folder for cfg, folder in todo}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+
+
+def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: bool = True, executor: str = "local",
+              slurm: dict | None = None, on_finished=None) -> dict:
+    """Train every missing grid point, then reduce and write ``sweep.json``.
+
+    ``executor``: ``local`` (``jobs`` processes), ``slurm`` (a submitit job array; ``slurm`` holds
+    submitit parameters such as ``slurm_partition``), or ``submitit-local`` (the same path through
+    submitit's LocalExecutor). ``on_finished(folder)`` is called for every finished run (the CLI
+    publishes it to the sweep's zoo folder)."""
     from tqdm.auto import tqdm
 
+    if executor not in EXECUTORS:
+        raise ConfigError(f"sweep executor {executor!r} is not allowed; choose one of {list(EXECUTORS)}")
     out_dir = Path(out_dir)
     (out_dir / "runs").mkdir(parents=True, exist_ok=True)
     todo, failures = [], {}
@@ -107,21 +149,17 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: boo
 
                 shutil.rmtree(folder)
             todo.append((cfg, folder))
+    results = _local_results(todo, jobs) if executor == "local" else _submitit_results(todo, out_dir, executor, jobs, slurm or {})
     with tqdm(total=len(todo), disable=not progress, desc="sweep runs") as bar:
-        if jobs <= 1:
-            for cfg, folder in todo:
-                result = _train_one(cfg.to_dict(), str(folder))
-                if not result["ok"]:
-                    failures[folder.name] = result["log"]
-                bar.update(1)
-        else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                futures = {pool.submit(_train_one, cfg.to_dict(), str(folder)): folder for cfg, folder in todo}
-                for future in as_completed(futures):
-                    result = future.result()
-                    if not result["ok"]:
-                        failures[futures[future].name] = result["log"]
-                    bar.update(1)
+        for folder, result in results:
+            if not result["ok"]:
+                failures[folder.name] = result["log"]
+            bar.update(1)
+    if on_finished is not None:
+        for cfg in spec.configs():
+            folder = out_dir / "runs" / run_id(cfg)
+            if (folder / runs.WEIGHTS).is_file():
+                on_finished(folder)
     summary = reduce_runs(spec, out_dir / "runs")
     summary["failed"] = failures
     runs.write_json(out_dir / "sweep.json", summary)

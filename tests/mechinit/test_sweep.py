@@ -83,3 +83,24 @@ def test_phase_diagram_figures_shade_unfitted_cells(tmp_path):
     assert sym.data[0].type == "heatmap" and list(sym.data[0].x) == ["0.5", "0.8"] and list(sym.data[0].y) == ["1", "2"]
     assert inf.data[0].z[0] == [0.5, 0.8]  # row n_layers=1: inferential accuracy per gamma
     assert len(sym.layout.shapes) == 1  # the one cell with seen-pair test < 90% is shaded
+
+
+def test_submitit_path_with_its_local_executor(tmp_path):
+    pytest.importorskip("submitit", reason="submitit is part of the dev extra")
+    spec = SweepSpec(BASE, {"train.seed": (0, 1)}, mean_over=("train.seed",))
+    finished = []
+    summary = run_sweep(spec, tmp_path / "sw", executor="submitit-local", progress=False, on_finished=finished.append)
+    assert summary["failed"] == {}
+    assert sorted(f.name for f in finished) == sorted(run_id(c) for c in spec.configs())
+    assert (tmp_path / "sw" / "submitit").is_dir()
+    (cell,) = summary["cells"]
+    assert cell["seen_test_acc"]["n"] == 2 and cell["seen_test_acc"]["mean"] is not None
+
+
+def test_sweep_publishes_every_run_to_its_zoo(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MECHINIT_ZOO", str(tmp_path / "user-zoo"))
+    out = tmp_path / "sw"
+    assert main(["sweep", "--preset", "tiny", "--set", "train.epochs=1", "--set", "sweep.init.gamma=0.5,0.8", "--out", str(out), "--quiet"]) == 0
+    index = json.loads((out / "zoo" / "index.json").read_text())
+    assert sorted(index["entries"]) == sorted(p.name for p in (out / "runs").iterdir() if p.is_dir())
+    assert main(["sweep", "--preset", "tiny", "--set", "train.epochs=1", "--set", "sweep.init.gamma=0.5,0.8", "--out", str(out), "--quiet"]) == 0

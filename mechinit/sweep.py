@@ -25,7 +25,10 @@ from mechinit import runs
 from mechinit.config import ConfigError, RunConfig, coerce
 from mechinit.ids import run_id
 
-METRICS = ("acc_inferential", "acc_symmetric", "seen_test_acc")
+# metric -> how a cell picks the best run over ``best_over`` (higher accuracy, fewer epochs)
+METRICS = {"acc_inferential": max, "acc_symmetric": max, "seen_test_acc": max, "epochs_to_loss": min}
+LOSS_TARGET = 5e-2  # App G / Fig 18: epochs until the training loss reaches 5e-2
+PAIR_ACC_TARGET = 0.6  # Fig 19: epochs until a pair's training accuracy reaches 60%
 
 
 @dataclass(frozen=True)
@@ -172,8 +175,12 @@ def run_record(spec: SweepSpec, folder: Path) -> dict | None:
         return None
     last = rows[-1]
     pair = last["pairs"].get(spec.pair, {})
+    first = lambda ok: next((r["epoch"] for r in rows if ok(r)), None)  # noqa: E731
+    reached = lambda name: first(lambda r: (r["pairs"][name].get("train_acc") or 0) >= PAIR_ACC_TARGET)  # noqa: E731
     return {"id": folder.name, "acc_inferential": pair.get("inferential"), "acc_symmetric": pair.get("symmetric"),
-            "seen_test_acc": last.get("seen_test_acc"), "label": pair.get("label"), "step": last.get("step")}
+            "seen_test_acc": last.get("seen_test_acc"), "label": pair.get("label"), "step": last.get("step"),
+            "epochs_to_loss": first(lambda r: r.get("train_loss") is not None and r["train_loss"] <= LOSS_TARGET),
+            "epochs_to_pair_acc": {name: reached(name) for name, rec in last["pairs"].items() if rec.get("seen")}}
 
 
 def reduce_runs(spec: SweepSpec, runs_dir: Path) -> dict:
@@ -188,11 +195,11 @@ def reduce_runs(spec: SweepSpec, runs_dir: Path) -> dict:
     out = []
     for cell in cells.values():
         entry = {"axes": cell["axes"], "runs": [r for g in cell["groups"].values() for r in g]}
-        for metric in METRICS:
+        for metric, best in METRICS.items():
             per_group = []
             for records in cell["groups"].values():
                 values = [r.get(metric) for r in records]
-                per_group.append(None if any(v is None for v in values) else max(values))
+                per_group.append(None if any(v is None for v in values) else best(values))
             ok = [v for v in per_group if v is not None]
             complete = len(ok) == len(per_group)
             entry[metric] = {"mean": statistics.fmean(ok) if complete else None,

@@ -43,7 +43,38 @@ def figures(summary: dict) -> list:
                           xaxis_title=x_key, yaxis_title="accuracy")
         if len(axes) == 1:
             figs.append(fig)
+    figs += speed_figures(summary)
     return figs
+
+
+def speed_figures(summary: dict) -> list:
+    """Fig 18: epochs until the training loss reaches 5e-2 against the first axis, one line per
+    value of the second (e.g. n_layers coloured by task.groups); Fig 19: epochs until each pair's
+    training accuracy reaches 60%, per cell."""
+    import plotly.graph_objects as go
+
+    axes, cells = summary["axes"], summary["cells"]
+    if not axes or all(c["epochs_to_loss"]["mean"] is None for c in cells):
+        return []
+    x_key = axes[0]
+    series = {}
+    for c in cells:
+        label = ", ".join(f"{k}={c['axes'][k]}" for k in axes[1:]) or "all"
+        series.setdefault(label, []).append((c["axes"][x_key], c["epochs_to_loss"]["mean"], c["epochs_to_loss"]["std"]))
+    fig18 = go.Figure([go.Scatter(x=[p[0] for p in sorted(pts)], y=[p[1] for p in sorted(pts)], name=label, mode="lines+markers",
+                                  error_y=dict(type="data", array=[p[2] for p in sorted(pts)])) for label, pts in series.items()])
+    fig18.update_layout(title="epochs for the training loss to reach 5e-2", xaxis_title=x_key, yaxis_title="epochs")
+    fig19 = go.Figure()
+    for c in cells:
+        per_pair: dict[str, list] = {}
+        for r in c["runs"]:
+            for name, epoch in (r.get("epochs_to_pair_acc") or {}).items():
+                per_pair.setdefault(name, []).append(epoch)
+        names = sorted(per_pair)
+        means = [None if any(e is None for e in per_pair[n]) else sum(per_pair[n]) / len(per_pair[n]) for n in names]
+        fig19.add_trace(go.Bar(x=[f"({n})" for n in names], y=means, name=", ".join(f"{k}={v}" for k, v in c["axes"].items())))
+    fig19.update_layout(title="epochs for each seen pair to reach 60% training accuracy", yaxis_title="epochs", barmode="group")
+    return [fig18, fig19]
 
 
 def write_report(out_dir: str | Path, summary: dict) -> Path:

@@ -26,11 +26,15 @@ def test_grid_parsing_and_expansion():
         SweepSpec(BASE, grid, best_over=("train.lr",))
 
 
-def _fake_run(folder, inferential, symmetric, seen):
+def _fake_run(folder, inferential, symmetric, seen, losses=(1.0, 0.01), pair_acc=((0.1, 0.7),)):
     folder.mkdir(parents=True)
     (folder / runs.WEIGHTS).write_bytes(b"")
-    row = {"step": 1, "seen_test_acc": seen, "pairs": {"4,3": {"inferential": inferential, "symmetric": symmetric, "label": "other"}}}
-    runs.write_metrics(folder, [row])
+    rows = []
+    for epoch, loss in enumerate(losses):
+        pairs = {"4,3": {"inferential": inferential, "symmetric": symmetric, "label": "other", "seen": False}}
+        pairs.update({f"1,{i + 1}": {"seen": True, "train_acc": acc[epoch]} for i, acc in enumerate(pair_acc)})
+        rows.append({"step": epoch, "epoch": float(epoch), "train_loss": loss, "seen_test_acc": seen, "pairs": pairs})
+    runs.write_metrics(folder, rows)
 
 
 def test_cells_take_the_best_over_lr_then_the_mean_over_seeds(tmp_path):
@@ -79,7 +83,8 @@ def test_phase_diagram_figures_shade_unfitted_cells(tmp_path):
         seen = 0.5 if (cfg.init.gamma, cfg.model.n_layers) == (0.5, 2) else 1.0
         _fake_run(tmp_path / run_id(cfg), cfg.init.gamma, 1 - cfg.init.gamma, seen)
     summary = reduce_runs(spec, tmp_path)
-    sym, inf = figures(summary)
+    sym, inf, *speed = figures(summary)
+    assert len(speed) == 2  # Fig 18 and Fig 19 views come after the two phase diagrams
     assert sym.data[0].type == "heatmap" and list(sym.data[0].x) == ["0.5", "0.8"] and list(sym.data[0].y) == ["1", "2"]
     assert inf.data[0].z[0] == [0.5, 0.8]  # row n_layers=1: inferential accuracy per gamma
     assert len(sym.layout.shapes) == 1  # the one cell with seen-pair test < 90% is shaded
@@ -104,3 +109,21 @@ def test_sweep_publishes_every_run_to_its_zoo(tmp_path, capsys, monkeypatch):
     index = json.loads((out / "zoo" / "index.json").read_text())
     assert sorted(index["entries"]) == sorted(p.name for p in (out / "runs").iterdir() if p.is_dir())
     assert main(["sweep", "--preset", "tiny", "--set", "train.epochs=1", "--set", "sweep.init.gamma=0.5,0.8", "--out", str(out), "--quiet"]) == 0
+
+
+def test_speed_metrics_for_fig18_and_fig19(tmp_path):
+    from mechinit.sweep import run_record
+    from mechinit.sweep_report import speed_figures
+
+    spec = SweepSpec(BASE, {"model.n_layers": (1, 2), "train.seed": (0, 1)})
+    for cfg in spec.configs():
+        slow = cfg.model.n_layers == 2
+        _fake_run(tmp_path / run_id(cfg), 0.0, 0.0, 1.0, losses=(1.0, 0.5, 0.04) if slow else (1.0, 0.04, 0.01),
+                  pair_acc=((0.1, 0.2, 0.61), (0.7, 0.9, 1.0)))
+    record = run_record(spec, tmp_path / run_id(spec.configs()[-1]))
+    assert record["epochs_to_loss"] == 2.0 and record["epochs_to_pair_acc"] == {"1,1": 2.0, "1,2": 0.0}
+    cells = {c["axes"]["model.n_layers"]: c for c in reduce_runs(spec, tmp_path)["cells"]}
+    assert cells[1]["epochs_to_loss"]["mean"] == 1.0 and cells[2]["epochs_to_loss"]["mean"] == 2.0
+    fig18, fig19 = speed_figures(reduce_runs(spec, tmp_path))
+    assert list(fig18.data[0].y) == [1.0, 2.0]
+    assert list(fig19.data[0].y) == [2.0, 0.0]

@@ -11,6 +11,8 @@ HookedTransformer's. ``tests/mechinit/test_fastpath.py`` proves the logits equal
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 from jaxtyping import Float, Int
@@ -19,43 +21,58 @@ from transformer_lens import HookedTransformer
 _ACT = {"relu": F.relu, "gelu": F.gelu}
 
 
-def _ln(x: torch.Tensor, ln, eps: float) -> torch.Tensor:
-    return F.layer_norm(x, (x.shape[-1],), ln.w, ln.b, eps)
+def _ln(x: torch.Tensor, p: dict, name: str, eps: float) -> torch.Tensor:
+    return F.layer_norm(x, (x.shape[-1],), p[f"{name}.w"], p[f"{name}.b"], eps)
 
 
-def _attention(block, x_q: torch.Tensor, x_kv: torch.Tensor, causal: bool) -> torch.Tensor:
+def _explicit_attention(q, k, v, causal: bool) -> torch.Tensor:
+    """softmax(q kᵀ / √d_head) v with a causal mask, in plain matmuls (vmap batches these; it has no
+    batching rule for the fused CPU SDPA kernel)."""
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        n = scores.shape[-1]
+        scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+    return scores.softmax(-1) @ v
+
+
+def _attention(p: dict, b: str, x_q: torch.Tensor, x_kv: torch.Tensor, causal: bool, fused: bool = True) -> torch.Tensor:
     """Multi-head attention of TL's ``Attention`` module: queries from x_q, keys/values from x_kv."""
-    attn = block.attn
-    q = torch.einsum("bpd,hde->bhpe", x_q, attn.W_Q) + attn.b_Q[None, :, None, :]
-    k = torch.einsum("bpd,hde->bhpe", x_kv, attn.W_K) + attn.b_K[None, :, None, :]
-    v = torch.einsum("bpd,hde->bhpe", x_kv, attn.W_V) + attn.b_V[None, :, None, :]
-    z = F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # [batch head_index pos d_head]
-    return torch.einsum("bhpe,hed->bpd", z, attn.W_O) + attn.b_O
+    q = torch.einsum("bpd,hde->bhpe", x_q, p[f"{b}.attn.W_Q"]) + p[f"{b}.attn.b_Q"][None, :, None, :]
+    k = torch.einsum("bpd,hde->bhpe", x_kv, p[f"{b}.attn.W_K"]) + p[f"{b}.attn.b_K"][None, :, None, :]
+    v = torch.einsum("bpd,hde->bhpe", x_kv, p[f"{b}.attn.W_V"]) + p[f"{b}.attn.b_V"][None, :, None, :]
+    attend = F.scaled_dot_product_attention if fused else _explicit_attention
+    z = attend(q, k, v, is_causal=causal) if fused else attend(q, k, v, causal)  # [batch head_index pos d_head]
+    return torch.einsum("bhpe,hed->bpd", z, p[f"{b}.attn.W_O"]) + p[f"{b}.attn.b_O"]
 
 
-def _mlp(block, x: torch.Tensor, act) -> torch.Tensor:
-    mlp = block.mlp
-    return act(x @ mlp.W_in + mlp.b_in) @ mlp.W_out + mlp.b_out
+def _mlp(p: dict, b: str, x: torch.Tensor, act) -> torch.Tensor:
+    return act(x @ p[f"{b}.mlp.W_in"] + p[f"{b}.mlp.b_in"]) @ p[f"{b}.mlp.W_out"] + p[f"{b}.mlp.b_out"]
+
+
+def logits_from_params(p: dict[str, torch.Tensor], cfg, tokens: Int[torch.Tensor, "batch pos"],
+                       fused_attention: bool = True) -> Float[torch.Tensor, "batch d_vocab"]:
+    """Last-position logits from a dict of TL-named parameters (``dict(model.named_parameters())``)
+    and the model's TL config: a pure function, so ``torch.func`` can vmap and differentiate it.
+    ``fused_attention=False`` spells attention out in matmuls (for vmap)."""
+    act = _ACT[cfg.act_fn]
+    post = cfg.normalization_type is None  # mechinit's post-LN model (see mechinit.model)
+    x = p["embed.W_E"][tokens] + p["pos_embed.W_pos"][: tokens.shape[1]]
+    for i in range(cfg.n_layers):
+        b, last = f"blocks.{i}", i == cfg.n_layers - 1
+        if post:
+            x_q = x[:, -1:] if last else x
+            x = _ln(x_q + _attention(p, b, x_q, x, not last, fused_attention), p, f"{b}.ln1", cfg.eps)
+            x = _ln(x + _mlp(p, b, x, act), p, f"{b}.ln2", cfg.eps)
+        else:
+            h = _ln(x, p, f"{b}.ln1", cfg.eps)
+            h_q = h[:, -1:] if last else h
+            x = (x[:, -1:] if last else x) + _attention(p, b, h_q, h, not last, fused_attention)
+            x = x + _mlp(p, b, _ln(x, p, f"{b}.ln2", cfg.eps), act)
+    if not post:
+        x = _ln(x, p, "ln_final", cfg.eps)
+    return x[:, -1] @ p["unembed.W_U"] + p["unembed.b_U"]
 
 
 def last_logits(model: HookedTransformer, tokens: Int[torch.Tensor, "batch pos"]) -> Float[torch.Tensor, "batch d_vocab"]:
     """Logits at the last position, equal to ``model(tokens)[:, -1]``."""
-    cfg = model.cfg
-    act = _ACT[cfg.act_fn]
-    post = cfg.normalization_type is None  # mechinit's post-LN model (see mechinit.model)
-    x = model.embed.W_E[tokens] + model.pos_embed.W_pos[: tokens.shape[1]]
-    n = len(model.blocks)
-    for i, block in enumerate(model.blocks):
-        last = i == n - 1
-        if post:
-            x_q = x[:, -1:] if last else x
-            x = _ln(x_q + _attention(block, x_q, x, causal=not last), block.ln1, cfg.eps)
-            x = _ln(x + _mlp(block, x, act), block.ln2, cfg.eps)
-        else:
-            h = _ln(x, block.ln1, cfg.eps)
-            h_q = h[:, -1:] if last else h
-            x = (x[:, -1:] if last else x) + _attention(block, h_q, h, causal=not last)
-            x = x + _mlp(block, _ln(x, block.ln2, cfg.eps), act)
-    if not post:
-        x = _ln(x, model.ln_final, cfg.eps)
-    return x[:, -1] @ model.unembed.W_U + model.unembed.b_U
+    return logits_from_params(dict(model.named_parameters()), model.cfg, tokens)

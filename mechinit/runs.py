@@ -114,7 +114,6 @@ def snapshot_steps_on_disk(run_dir: Path) -> list[int]:
 
 
 def provenance() -> dict[str, Any]:
-    import transformer_lens  # noqa: F401  (version only)
     from importlib.metadata import PackageNotFoundError, version
 
     def v(name: str) -> str | None:

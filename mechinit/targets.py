@@ -7,6 +7,7 @@ files; the zoo resolves ids to folders and then uses :func:`target_from_folder`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
@@ -26,7 +27,7 @@ class Target:
     cfg: RunConfig
     snapshots: dict[int, Callable[[], dict[str, torch.Tensor]]] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def task(self):
         return make_task(self.cfg)
 

@@ -20,6 +20,7 @@ Variants (``task.variant``) set each pair's designated shift (``None`` = held ou
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable
 
 import torch
@@ -147,6 +148,11 @@ class AnchorTask:
                 out[f"train/{pair_name(pair)}"] = self.sample(self.cfg.n_eval_train, "train", (pair,), gen)
         return out
 
+    @cached_property
+    def eval_set(self) -> dict[str, Batch]:
+        """:meth:`eval_batches`, generated once per task object."""
+        return self.eval_batches()
+
     @torch.no_grad()
     def evaluate(self, logits_fn: Callable[[torch.Tensor], torch.Tensor], device: str = "cpu", chunk: int = 8192) -> dict:
         """Score a model given ``logits_fn(tokens) -> last-position logits``.
@@ -155,8 +161,7 @@ class AnchorTask:
         has its accuracy under the inferential, designated and symmetric maps (``None`` where the map
         does not exist) and a label (see :func:`label_pair`).
         """
-        batches = getattr(self, "_eval_cache", None) or self.eval_batches()
-        self._eval_cache = batches
+        batches = self.eval_set
         tables = {k: self.shift_table(k) for k in ("inferential", "designated", "symmetric")}
         pairs, seen_acc, seen_loss, train_acc = {}, [], [], []
         for key, batch in batches.items():

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 import statistics
 import traceback
+import typing
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,8 +47,7 @@ class SweepSpec:
         for key in (*self.best_over, *self.mean_over):
             if key not in self.grid:
                 raise ConfigError(f"sweep reduce key {key!r} is not a grid key; grid keys: {sorted(self.grid)}")
-        for cfg in self.configs():  # validates every grid point before anything runs
-            del cfg
+        self.configs()  # builds (and so validates) every grid point before anything runs
 
     @property
     def axes(self) -> list[str]:
@@ -73,8 +74,6 @@ def parse_grid(sets: dict[str, str], base: RunConfig) -> dict[str, tuple]:
         sec = RunConfig.SECTIONS.get(section)
         if sec is None or name not in {f for f in base.to_dict()[section]}:
             raise ConfigError(f"unknown sweep key {key!r}; keys look like sweep.SECTION.FIELD, e.g. sweep.init.gamma")
-        import typing
-
         hint = typing.get_type_hints(sec)[name]
         values = value if isinstance(value, (list, tuple)) else [v for v in str(value).split(",") if v != ""]
         grid[inner] = tuple(coerce(inner, v, hint) for v in values)
@@ -148,8 +147,6 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: boo
         folder = out_dir / "runs" / run_id(cfg)
         if not (folder / runs.WEIGHTS).is_file():
             if folder.exists():  # a run interrupted before it finished: start it again cleanly
-                import shutil
-
                 shutil.rmtree(folder)
             todo.append((cfg, folder))
     results = _local_results(todo, jobs) if executor == "local" else _submitit_results(todo, out_dir, executor, jobs, slurm or {})

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Iterator
 
-from mechinit.runs import atomic_write_bytes, read_json, write_json
+from mechinit.runs import read_json, write_json
 
 INDEX = "index.json"
 SHIPPED = Path(__file__).resolve().parent / "entries"
@@ -103,5 +103,3 @@ def verify_files(entry_dir: Path, files: dict[str, dict]) -> None:
             raise ZooError(f"zoo entry {Path(entry_dir).name}: file {rel} fails its sha256 check (modified or corrupt); refusing to load")
 
 
-__all__ = ["ZooError", "INDEX", "SHIPPED", "user_zoo", "zoo_dirs", "check_name", "read_index", "write_index",
-           "locked", "sha256", "file_table", "verify_files", "atomic_write_bytes"]

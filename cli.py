@@ -141,32 +141,17 @@ def _zoo(args) -> int:
 def _probe(args) -> int:
     import probes
     from mechinit.resolve import parse_sets
-    from mechinit.targets import load_target
     from probes.report import write_report
-    from tqdm.auto import tqdm
 
     import zoo
 
     if len(args.targets) > 2:
         raise probes.ProbeError("mechinit probe takes one target, or two to compare side by side")
     names = args.probes or probes.available()
-    for name in names:
-        probes.get(name)
-    overrides: dict[str, dict[str, str]] = {name: {} for name in names}
-    for key, value in parse_sets(args.sets).items():
-        probe, _, field = key.partition(".")
-        if probe not in overrides or not field:
-            raise probes.ProbeError(f"--set {key}: keys look like PROBE.FIELD with PROBE one of {names}")
-        overrides[probe][field] = value
-    targets = [load_target(t) if Path(t).exists() else zoo.load_target(t, zoo_dir=args.zoo) for t in args.targets]
-    results = {}
-    with tqdm(total=len(targets) * len(names), disable=args.quiet, desc="probes") as bar:
-        for target in targets:
-            results[target.name] = {}
-            for name in names:
-                bar.set_postfix_str(f"{target.name}: {name}")
-                results[target.name][name] = probes.run(name, target.model, target.task, snapshots=target.snapshots, **overrides[name])
-                bar.update(1)
+    sets = parse_sets(args.sets)
+    probes.split_overrides(sets, names)  # bad keys fail before any model is loaded
+    targets = [zoo.target(t, zoo_dir=args.zoo) for t in args.targets]
+    results = probes.run_all(targets, names, sets, progress=not args.quiet)
     out = args.out or Path("probes-out") / "-vs-".join(t.name.replace("@", "_") for t in targets)
     report = write_report(out, results)
     for target, by_probe in results.items():
@@ -183,17 +168,14 @@ def _short(value) -> str:
 
 def _sweep(args) -> int:
     from mechinit.resolve import parse_sets, resolve_config
-    from mechinit.sweep import SweepSpec, load_grid_file, parse_grid, run_sweep
+    from mechinit.sweep import run_sweep, spec_from_sets
     from mechinit.sweep_report import write_report
 
-    sets = parse_sets(args.sets)
-    base_sets = [f"{k}={v}" for k, v in sets.items() if not k.startswith("sweep.")]
-    base = resolve_config(args.preset, args.config, base_sets)
-    file = load_grid_file(args.grid) if args.grid else {}
-    grid = {**parse_grid(file.get("grid", {}), base), **parse_grid({k: v for k, v in sets.items() if k.startswith("sweep.")}, base)}
-    mean_over = args.mean_over if args.mean_over is not None else file.get("mean_over", ["train.seed"] if "train.seed" in grid else [])
-    spec = SweepSpec(base, grid, tuple(args.best_over or file.get("best_over", [])), tuple(mean_over))
     import zoo
+
+    sets = parse_sets(args.sets)
+    base = resolve_config(args.preset, args.config, [f"{k}={v}" for k, v in sets.items() if not k.startswith("sweep.")])
+    spec = spec_from_sets(base, {k: v for k, v in sets.items() if k.startswith("sweep.")}, args.grid, args.best_over, args.mean_over)
 
     def publish(folder):  # every finished run is also a zoo entry of the sweep's zoo folder, under its id
         if folder.name not in zoo.store.read_index(args.out / "zoo")["entries"]:

@@ -11,8 +11,6 @@ import torch
 
 import probes
 import zoo
-from mechinit.targets import load_target
-from pathlib import Path
 
 
 def main() -> None:
@@ -21,7 +19,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    target = load_target(args.target) if Path(args.target).exists() else zoo.load_target(args.target)
+    target = zoo.target(args.target)
     m = target.cfg.model
     print(f"{target.name}: L{m.n_layers} d_model {m.d_model}, {len(target.snapshots)} snapshots, {args.threads} threads")
     total = 0.0

@@ -205,6 +205,17 @@ def reduce_runs(spec: SweepSpec, runs_dir: Path) -> dict:
     return {"spec": spec.to_dict(), "axes": spec.axes, "cells": out}
 
 
+def spec_from_sets(base: RunConfig, sweep_sets: dict[str, str], grid_file: Path | None = None,
+                   best_over: list[str] | None = None, mean_over: list[str] | None = None) -> SweepSpec:
+    """A spec from ``sweep.KEY=v1,v2`` items and an optional grid file (the items win); ``mean_over``
+    defaults to ``train.seed`` when it is a grid key."""
+    file = load_grid_file(grid_file) if grid_file else {}
+    grid = {**parse_grid(file.get("grid", {}), base), **parse_grid(sweep_sets, base)}
+    if mean_over is None:
+        mean_over = file.get("mean_over", ["train.seed"] if "train.seed" in grid else [])
+    return SweepSpec(base, grid, tuple(best_over or file.get("best_over", [])), tuple(mean_over))
+
+
 def load_grid_file(path: Path) -> dict:
     """A JSON grid file: ``{"grid": {"init.gamma": [...]}, "best_over": [...], "mean_over": [...]}``."""
     data = json.loads(Path(path).read_text())

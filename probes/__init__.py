@@ -39,4 +39,34 @@ def run(name: str, model, task, snapshots=None, **overrides) -> Result:
     return module.run(model, task, cfg, snapshots=snapshots)
 
 
-__all__ = ["PROBES", "ProbeError", "Result", "available", "get", "run"]
+def split_overrides(sets: dict[str, str], names: list[str]) -> dict[str, dict[str, str]]:
+    """``{"condensation.threshold": "0.8"}`` -> ``{"condensation": {"threshold": "0.8"}, ...}`` for ``names``."""
+    overrides: dict[str, dict[str, str]] = {name: {} for name in names}
+    for key, value in sets.items():
+        probe, _, field = key.partition(".")
+        if probe not in overrides or not field:
+            raise ProbeError(f"--set {key}: keys look like PROBE.FIELD with PROBE one of {names}")
+        overrides[probe][field] = value
+    return overrides
+
+
+def run_all(targets, names: list[str] | None = None, sets: dict[str, str] | None = None, progress: bool = False) -> dict[str, dict[str, Result]]:
+    """Every probe in ``names`` (default: all) on every target: ``{target.name: {probe: Result}}``."""
+    from tqdm.auto import tqdm
+
+    names = names or available()
+    for name in names:
+        get(name)
+    overrides = split_overrides(sets or {}, names)
+    results: dict[str, dict[str, Result]] = {}
+    with tqdm(total=len(targets) * len(names), disable=not progress, desc="probes") as bar:
+        for target in targets:
+            results[target.name] = {}
+            for name in names:
+                bar.set_postfix_str(f"{target.name}: {name}")
+                results[target.name][name] = run(name, target.model, target.task, snapshots=target.snapshots, **overrides[name])
+                bar.update(1)
+    return results
+
+
+__all__ = ["PROBES", "run_all", "split_overrides", "ProbeError", "Result", "available", "get", "run"]

@@ -7,8 +7,8 @@
 >>> zoo.publish("runs/my-run", aliases=("mine",))
 """
 
-from zoo.api import card, list_entries as list, load, load_target, resolve, verify  # noqa: A004
+from zoo.api import card, list_entries as list, load, load_target, resolve, target, verify  # noqa: A004
 from zoo.publish import publish
 from zoo.store import ZooError, user_zoo
 
-__all__ = ["card", "list", "load", "load_target", "publish", "resolve", "verify", "ZooError", "user_zoo"]
+__all__ = ["card", "list", "load", "load_target", "target", "publish", "resolve", "verify", "ZooError", "user_zoo"]

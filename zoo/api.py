@@ -78,6 +78,15 @@ def load_target(name: str, device: str = "cpu", zoo_dir: str | Path | None = Non
     return target_from_folder(ref.path, weights, name, device)
 
 
+def target(name_or_path: str, zoo_dir: str | Path | None = None, device: str = "cpu"):
+    """A probe target from a run folder or checkpoint path if one exists there, else from the zoo."""
+    from mechinit.targets import load_target as load_path_target
+
+    if Path(name_or_path).exists():
+        return load_path_target(name_or_path, device)
+    return load_target(name_or_path, device, zoo_dir)
+
+
 def card(name: str, zoo_dir: str | Path | None = None) -> dict:
     """Configs, summary metrics, provenance, files and the model card text of an entry."""
     ref = resolve(name, None, zoo_dir)

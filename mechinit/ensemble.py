@@ -24,7 +24,7 @@ from mechinit.fastpath import logits_from_params
 from mechinit.model import new_model
 from mechinit.schedule import lr_at, make_plan
 from mechinit.tasks import make_task
-from mechinit.train import DATA_SEED_OFFSET, SHUFFLE_SEED_OFFSET
+from mechinit.train import DATA_SEED_OFFSET, epoch_permutation
 
 SHARED = ("model", "task")  # must agree across members
 SHARED_TRAIN = ("batch_size", "epochs", "steps", "beta1", "beta2", "eps")
@@ -71,8 +71,7 @@ def train_ensemble(cfgs: list[RunConfig], device: str = "cpu") -> list[dict[str,
     for step in range(plans[0].total_steps):
         epoch, i = divmod(step, spe)
         if i == 0 or perms is None:
-            perms = torch.stack([torch.randperm(n_train, generator=torch.Generator().manual_seed(c.train.seed * SHUFFLE_SEED_OFFSET + epoch))
-                                 for c in cfgs]).to(device)
+            perms = torch.stack([epoch_permutation(c.train.seed, epoch, n_train) for c in cfgs]).to(device)
         idx = perms[:, i * bs : (i + 1) * bs]
         tokens = torch.gather(tokens_all, 1, idx[..., None].expand(-1, -1, tokens_all.shape[-1]))
         targets = torch.gather(targets_all, 1, idx)

@@ -29,6 +29,11 @@ DATA_SEED_OFFSET = 1_000_003
 SHUFFLE_SEED_OFFSET = 2_000_003
 
 
+def epoch_permutation(seed: int, epoch: int, n: int) -> torch.Tensor:
+    """The order in which a run with ``seed`` visits its ``n`` training sequences in ``epoch``."""
+    return torch.randperm(n, generator=torch.Generator().manual_seed(seed * SHUFFLE_SEED_OFFSET + epoch))
+
+
 class TrainingDiverged(RuntimeError):
     """The loss became NaN or inf; the run folder keeps the last good snapshot."""
 
@@ -138,8 +143,7 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
     while step < plan.total_steps:
         epoch, i = divmod(step, plan.steps_per_epoch)
         if perm is None or i == 0:
-            gen = torch.Generator().manual_seed(cfg.train.seed * SHUFFLE_SEED_OFFSET + epoch)
-            perm = torch.randperm(cfg.task.n_train, generator=gen).to(device)
+            perm = epoch_permutation(cfg.train.seed, epoch, cfg.task.n_train).to(device)
         idx = perm[i * cfg.train.batch_size : (i + 1) * cfg.train.batch_size]
         for group in opt.param_groups:
             group["lr"] = lr_at(step, cfg.train, plan)

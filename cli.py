@@ -50,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--jobs", type=int, default=1, help="runs trained at once (processes, or the Slurm array parallelism)")
     sw.add_argument("--executor", choices=("local", "slurm", "submitit-local"), default="local")
     sw.add_argument("--slurm", action="append", default=[], metavar="KEY=VALUE", help="submitit parameter, e.g. slurm_partition=gpu")
+    sw.add_argument("--ensemble", choices=("auto", "off"), default="auto",
+                    help="auto: runs of one shape train together as ensembles (torch.func-free stacked models); off: one by one")
+    sw.add_argument("--ensemble-size", type=int, default=8, help="most runs in one ensemble (auto mode)")
     sw.add_argument("--quiet", action="store_true")
 
     z = sub.add_parser("zoo", help="list, show, publish and verify zoo entries")
@@ -182,7 +185,8 @@ def _sweep(args) -> int:
             zoo.publish(folder, zoo_dir=args.out / "zoo")
 
     summary = run_sweep(spec, args.out, jobs=args.jobs, progress=not args.quiet, executor=args.executor,
-                        slurm=dict(parse_sets(args.slurm)), on_finished=publish)
+                        slurm=dict(parse_sets(args.slurm)), on_finished=publish,
+                        ensemble=args.ensemble, ensemble_size=args.ensemble_size)
     report = write_report(args.out, summary)
     for cell in summary["cells"]:
         axes = " ".join(f"{k}={v}" for k, v in cell["axes"].items())

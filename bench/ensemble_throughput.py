@@ -1,64 +1,57 @@
-"""Ensemble training (torch.func, K models in one process) against the same K models one after another.
+"""Ensemble training (K models stacked in one process) against the same K runs one after another.
 
-Both sides run the same number of AdamW steps per model with per-model clipping; the sequential side
-is mechinit's single-model training step (fast path + torch.optim.AdamW). Reported: training
-samples/s summed over the K models, and the ratio ensemble / sequential.
+Both sides produce the same K normal run folders (metrics, final evaluation, weights, model card):
+the ensemble side with :func:`mechinit.ensemble.train_ensemble`, the sequential side with
+:func:`mechinit.train.train`, each run ``--steps`` AdamW steps with per-model clipping and no
+intermediate snapshots. The members differ in seed, γ, learning rate and weight decay. Reported:
+training samples/s summed over the K models, and the ratio ensemble / sequential (> 1: the ensemble
+is faster), measured side by side in one process.
 
-usage: python bench/ensemble_throughput.py [--threads 2] [--steps 20] [--ks 1,4,8,16]
+usage: python bench/ensemble_throughput.py [--threads 2] [--steps 40] [--ks 1,4,8,16] [--shapes tiny,small-init]
 """
 
 import argparse
+import tempfile
 import time
+from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 from mechinit.ensemble import train_ensemble
-from mechinit.fastpath import last_logits
-from mechinit.model import new_model
 from mechinit.presets import preset
-from mechinit.tasks import make_task
+from mechinit.train import train
 
 
-def sequential(cfgs, steps: int) -> float:
+def timed(fn) -> float:
     t = time.perf_counter()
-    for cfg in cfgs:
-        model, _ = new_model(cfg.model, cfg.init, cfg.train.seed)
-        params = [p for p in model.parameters() if p.requires_grad]
-        opt = torch.optim.AdamW(params, lr=cfg.train.lr, weight_decay=cfg.train.weight_decay)
-        tokens, targets = make_task(cfg).train_set(cfg.train.seed)
-        bs = cfg.train.batch_size
-        for s in range(steps):
-            i = (s * bs) % (len(tokens) - bs)
-            loss = F.cross_entropy(last_logits(model, tokens[i : i + bs]), targets[i : i + bs])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, cfg.train.grad_clip)
-            opt.step()
+    fn()
     return time.perf_counter() - t
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--ks", default="1,4,8,16")
+    ap.add_argument("--shapes", default="tiny,small-init")
+    ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
-    torch.set_num_threads(args.threads)
-    torch.set_flush_denormal(True)
-    for name in ("tiny", "small-init"):
-        base = preset(name).with_overrides({"train.steps": args.steps, "train.threads": args.threads})
+    print(f"torch {torch.__version__}, {args.threads} threads, device {args.device}")
+    for name in args.shapes.split(","):
+        base = preset(name).with_overrides({"train.steps": args.steps, "train.threads": args.threads,
+                                            "train.n_snapshots": 0, "train.device": args.device})
         bs = base.train.batch_size
-        print(f"{name}: d_model {base.model.d_model}, L{base.model.n_layers}, batch {bs}, {args.steps} steps, {args.threads} threads")
+        print(f"{name}: d_model {base.model.d_model}, L{base.model.n_layers}, batch {bs}, {args.steps} steps")
         for k in (int(x) for x in args.ks.split(",")):
-            cfgs = [base.with_overrides({"train.seed": i, "init.gamma": 0.5 + 0.05 * i}) for i in range(k)]
-            train_ensemble(cfgs[:1])  # warm-up
-            t = time.perf_counter()
-            train_ensemble(cfgs)
-            t_ens = time.perf_counter() - t
-            t_seq = sequential(cfgs, args.steps)
+            cfgs = [base.with_overrides({"train.seed": i, "init.gamma": 0.5 + 0.05 * i, "train.lr": 1e-3 * (1 + i % 3),
+                                         "train.weight_decay": 0.01 * (1 + i % 2)}) for i in range(k)]
+            with tempfile.TemporaryDirectory() as tmp:
+                root = Path(tmp)
+                timed(lambda: train_ensemble(cfgs[:1], [root / "warm"]))  # warm-up (allocator, kernels)
+                t_ens = timed(lambda: train_ensemble(cfgs, [root / f"e{i}" for i in range(k)]))
+                t_seq = timed(lambda: [train(c, root / f"s{i}", quiet=True) for i, c in enumerate(cfgs)])
             rate = lambda sec: k * args.steps * bs / sec  # noqa: E731
-            print(f"  K={k:2d}: ensemble {rate(t_ens):8.0f} samples/s, sequential {rate(t_seq):8.0f} samples/s -> {t_seq / t_ens:5.2f}x")
+            print(f"  K={k:2d}: ensemble {rate(t_ens):8.0f} samples/s, sequential {rate(t_seq):8.0f} samples/s -> {t_seq / t_ens:5.2f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,88 +1,146 @@
-"""Ensemble training: K models of one shape trained together in one process with ``torch.func``.
+"""Ensemble training: K models of one shape trained together in one process, each into its own run folder.
 
 Each member keeps its own init (γ, seed), training data and shuffle (from its seed), learning
 rate schedule, weight decay and gradient clipping (per member, not one global norm). Parameters
-are stacked along a leading member axis; one ``vmap(grad(loss))`` call gives every member's
-gradients, and AdamW is applied with per-member hyperparameters in the same arithmetic as
-``torch.optim.AdamW``. A member's final weights match the same config trained alone by
-:func:`mechinit.train.train` (``tests/mechinit/test_ensemble.py``; allclose, not bitwise: the
-batched kernels sum in another order).
+are stacked along a leading member axis and run through :func:`mechinit.stacked.stacked_logits`;
+the gradient of the sum of the members' losses is every member's own gradient, and AdamW is
+applied with per-member hyperparameters in the same arithmetic as ``torch.optim.AdamW``.
 
-Not yet: run folders (metrics, snapshots) per member and the sweep's ``--ensemble auto``.
+Every member writes a normal run folder (``config.json`` with ``provenance.trained_with``,
+``metrics.jsonl`` evaluated at the same steps, ``step{N}`` snapshots, weights and model card), so
+probes, the zoo and sweeps cannot tell it from a run trained alone — except numerically: batched
+kernels sum in another order, so a member matches the same config trained alone to allclose, not
+bitwise (``tests/mechinit/test_ensemble.py``). Ensemble runs keep no resume state; a sweep restarts
+an interrupted ensemble from scratch.
 """
 
 from __future__ import annotations
 
 import math
+import time
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from torch.func import grad_and_value, vmap
+from tqdm.auto import tqdm
 
+from mechinit import runs
 from mechinit.config import ConfigError, RunConfig
-from mechinit.fastpath import logits_from_params
+from mechinit.ids import run_id
 from mechinit.model import new_model
 from mechinit.schedule import lr_at, make_plan
+from mechinit.stacked import stacked_logits
 from mechinit.tasks import make_task
-from mechinit.train import DATA_SEED_OFFSET, epoch_permutation
+from mechinit.train import (DATA_SEED_OFFSET, TrainingDiverged, epoch_permutation, finish_run, log_eval,
+                            make_deterministic, model_logits, prepare_out, resolve_device)
 
 SHARED = ("model", "task")  # must agree across members
-SHARED_TRAIN = ("batch_size", "epochs", "steps", "beta1", "beta2", "eps")
+SHARED_TRAIN = ("batch_size", "epochs", "steps", "beta1", "beta2", "eps", "eval_every", "n_snapshots",
+                "snapshot_steps", "device", "bf16", "threads")
 
 
-def check_compatible(cfgs: list[RunConfig]) -> None:
-    first = cfgs[0]
-    for cfg in cfgs[1:]:
-        for section in SHARED:
-            if getattr(cfg, section) != getattr(first, section):
-                raise ConfigError(f"ensemble members must share the {section} config; use one ensemble per shape")
-        for name in SHARED_TRAIN:
-            if getattr(cfg.train, name) != getattr(first.train, name):
-                raise ConfigError(f"ensemble members must share train.{name}")
+def incompatibility(a: RunConfig, b: RunConfig) -> str | None:
+    """Why ``a`` and ``b`` cannot train in one ensemble, or ``None`` when they can."""
+    for section in SHARED:
+        if getattr(a, section) != getattr(b, section):
+            return f"ensemble members must share the {section} config; use one ensemble per shape"
+    for name in SHARED_TRAIN:
+        if getattr(a.train, name) != getattr(b.train, name):
+            return f"ensemble members must share train.{name}"
+    return None
 
 
-def train_ensemble(cfgs: list[RunConfig], device: str = "cpu") -> list[dict[str, torch.Tensor]]:
-    """Train every member; returns each member's final parameters (TL names)."""
-    check_compatible(cfgs)
-    first = cfgs[0]
+def ensemble_key(cfg: RunConfig) -> tuple:
+    """Configs with equal keys can train together."""
+    return (cfg.model, cfg.task, *(getattr(cfg.train, n) for n in SHARED_TRAIN))
+
+
+def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) -> list[dict]:
+    """Train every member into its run folder; returns each member's final metrics row."""
+    if len(cfgs) != len(outs) or not cfgs:
+        raise ConfigError("train_ensemble needs one output folder per config (and at least one config)")
+    problem = next((incompatibility(cfgs[0], c) for c in cfgs[1:] if incompatibility(cfgs[0], c)), None)
+    if problem:
+        raise ConfigError(problem)
+    first, outs = cfgs[0], [Path(o) for o in outs]
+    device = resolve_device(first.train.device)
+    make_deterministic(device, first.train.threads)
     task = make_task(first)
     plans = [make_plan(c.train, c.task.n_train) for c in cfgs]
-    models = [new_model(c.model, c.init, c.train.seed, device)[0] for c in cfgs]
-    tl_cfg = models[0].cfg
-    trainable = [n for n, p in models[0].named_parameters() if p.requires_grad]
-    stack = lambda name: torch.stack([dict(m.named_parameters())[name].detach() for m in models])  # noqa: E731
-    params = {n: stack(n) for n in trainable}
-    frozen = {n: stack(n) for n, p in models[0].named_parameters() if not p.requires_grad}
-    exp_avg = {n: torch.zeros_like(p) for n, p in params.items()}
-    exp_avg_sq = {n: torch.zeros_like(p) for n, p in params.items()}
+    plan, n_members = plans[0], len(cfgs)
+    built = [new_model(c.model, c.init, c.train.seed, device) for c in cfgs]
+    models = [m for m, _ in built]
+    with_ids = {"ensemble": [run_id(c) for c in cfgs]}
+    for (model, table), cfg, out in zip(built, cfgs, outs):
+        prepare_out(out, cfg, table, trained_with=with_ids)
+        runs.save_weights(runs.snapshot_path(out, 0), model)
+    named = [dict(m.named_parameters()) for m in models]
+    params = {n: torch.stack([d[n].detach() for d in named]).requires_grad_(p.requires_grad)
+              for n, p in models[0].named_parameters()}
+    trainable = {n: p for n, p in params.items() if p.requires_grad}
+    exp_avg = {n: torch.zeros_like(p) for n, p in trainable.items()}
+    exp_avg_sq = {n: torch.zeros_like(p) for n, p in trainable.items()}
     data = [task.train_set(c.train.seed + DATA_SEED_OFFSET) for c in cfgs]
     tokens_all = torch.stack([d[0] for d in data]).to(device)
     targets_all = torch.stack([d[1] for d in data]).to(device)
     wd = torch.tensor([c.train.weight_decay for c in cfgs], device=device)
     clip = torch.tensor([c.train.grad_clip for c in cfgs], device=device)
-    beta1, beta2, eps = first.train.beta1, first.train.beta2, first.train.eps
-    bs, spe, n_train = first.train.batch_size, plans[0].steps_per_epoch, first.task.n_train
+    t0 = first.train
+    bs, n_train, tl_cfg = t0.batch_size, first.task.n_train, models[0].cfg
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=t0.bf16 and device == "cuda")
 
-    def loss_fn(p, f, tokens, targets):
-        return F.cross_entropy(logits_from_params({**p, **f}, tl_cfg, tokens, fused_attention=False), targets)
+    def sync_models() -> None:
+        with torch.no_grad():
+            for k, d in enumerate(named):
+                for n, p in d.items():
+                    p.copy_(params[n][k])
 
-    grads_fn = vmap(grad_and_value(loss_fn))
-    perms = None
-    for step in range(plans[0].total_steps):
-        epoch, i = divmod(step, spe)
+    def evaluate(step, elapsed, losses, samples_per_s) -> list[dict]:
+        rows = []
+        for k, (model, cfg, out, member_plan) in enumerate(zip(models, cfgs, outs, plans)):
+            model.train(False)
+            loss = None if losses is None else losses[k]
+            rows.append(log_eval(out, task, cfg, member_plan, model_logits(model, autocast), device, step, elapsed, loss, samples_per_s))
+        return rows
+
+    rows = evaluate(0, 0.0, None, None)
+    loss_sum, n_loss, elapsed, t_mark, perms = torch.zeros(n_members), 0, 0.0, time.perf_counter(), None
+    arange = torch.arange(n_members, device=device)[:, None]
+    for step in tqdm(range(plan.total_steps), disable=quiet, desc=f"ensemble of {n_members}", dynamic_ncols=True):
+        epoch, i = divmod(step, plan.steps_per_epoch)
         if i == 0 or perms is None:
             perms = torch.stack([epoch_permutation(c.train.seed, epoch, n_train) for c in cfgs]).to(device)
         idx = perms[:, i * bs : (i + 1) * bs]
-        tokens = torch.gather(tokens_all, 1, idx[..., None].expand(-1, -1, tokens_all.shape[-1]))
-        targets = torch.gather(targets_all, 1, idx)
-        grads, losses = grads_fn(params, frozen, tokens, targets)
-        if not torch.isfinite(losses).all():
-            bad = [k for k, v in enumerate(losses.tolist()) if not math.isfinite(v)]
-            raise FloatingPointError(f"ensemble members {bad} diverged at step {step}")
+        with autocast:
+            logits = stacked_logits(params, tl_cfg, tokens_all[arange, idx]).float()
+        losses = F.cross_entropy(logits.flatten(0, 1), targets_all[arange, idx].flatten(), reduction="none").view(n_members, -1).mean(1)
+        values = losses.detach().cpu()
+        if not torch.isfinite(values).all():
+            bad = [run_id(cfgs[k]) for k, v in enumerate(values.tolist()) if not math.isfinite(v)]
+            raise TrainingDiverged(f"ensemble members {bad} diverged at step {step}")
+        losses.sum().backward()
+        grads = {n: p.grad for n, p in trainable.items()}
         _clip_per_member(grads, clip)
         lr = torch.tensor([lr_at(step, c.train, p) for c, p in zip(cfgs, plans)], device=device)
-        _adamw_step(params, grads, exp_avg, exp_avg_sq, step + 1, lr, wd, beta1, beta2, eps)
-    return [{**{n: v[k].clone() for n, v in params.items()}, **{n: v[k].clone() for n, v in frozen.items()}} for k in range(len(cfgs))]
+        with torch.no_grad():
+            _adamw_step(trainable, grads, exp_avg, exp_avg_sq, step + 1, lr, wd, t0.beta1, t0.beta2, t0.eps)
+        for p in trainable.values():
+            p.grad = None
+        loss_sum, n_loss = loss_sum + values, n_loss + 1
+        done = step + 1
+        if done in plan.snapshots or done % plan.eval_every == 0 or done == plan.total_steps:
+            sync_models()
+        if done in plan.snapshots:
+            for model, out in zip(models, outs):
+                runs.save_weights(runs.snapshot_path(out, done), model)
+        if done % plan.eval_every == 0 or done == plan.total_steps:
+            seconds = time.perf_counter() - t_mark
+            elapsed += seconds
+            rows = evaluate(done, elapsed, (loss_sum / n_loss).tolist(), n_loss * bs / seconds)
+            loss_sum, n_loss, t_mark = torch.zeros(n_members), 0, time.perf_counter()
+    for model, cfg, out, row in zip(models, cfgs, outs, rows):
+        finish_run(out, model, cfg, row)
+    return rows
 
 
 def _per_member(x: torch.Tensor, like: torch.Tensor) -> torch.Tensor:

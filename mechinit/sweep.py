@@ -81,7 +81,7 @@ def parse_grid(sets: dict[str, str], base: RunConfig) -> dict[str, tuple]:
 
 
 def _train_one(cfg_dict: dict, out: str) -> dict:
-    """Worker: train one run (single-threaded), returning its final metrics row or an error."""
+    """Train one run alone, returning its final metrics row or the path of its error log."""
     from mechinit.train import train
 
     cfg = RunConfig.from_dict(cfg_dict)
@@ -94,11 +94,55 @@ def _train_one(cfg_dict: dict, out: str) -> dict:
         return {"ok": False, "log": str(log)}
 
 
+def _train_unit(cfg_dicts: list[dict], outs: list[str]) -> list[dict]:
+    """Worker: one unit of work, a run alone or an ensemble of same-shape runs. An ensemble that
+    fails (one member diverging stops them all) is retrained member by member, so each failure
+    stays with its own run."""
+    if len(cfg_dicts) == 1:
+        return [_train_one(cfg_dicts[0], outs[0])]
+    from mechinit.ensemble import train_ensemble
+
+    try:
+        rows = train_ensemble([RunConfig.from_dict(c) for c in cfg_dicts], [Path(o) for o in outs])
+        return [{"ok": True, "row": row} for row in rows]
+    except Exception:  # noqa: BLE001 - fall back to training the members alone
+        note = traceback.format_exc()
+        for out in outs:
+            shutil.rmtree(out, ignore_errors=True)
+            Path(out).with_suffix(".ensemble.log").write_text(note)
+        return [_train_one(c, o) for c, o in zip(cfg_dicts, outs)]
+
+
 EXECUTORS = ("local", "slurm", "submitit-local")
+ENSEMBLE_MODES = ("auto", "off")
 
 
-def _submitit_results(todo, out_dir: Path, executor: str, jobs: int, slurm: dict):
-    """Submit the runs as one job array through submitit and yield ``(folder, result)``.
+def plan_units(todo: list[tuple[RunConfig, Path]], ensemble: str, size: int, jobs: int) -> list[list[tuple[RunConfig, Path]]]:
+    """Split the runs into units of work. ``off``: one run per unit. ``auto``: runs whose shapes
+    and shared training settings agree (:func:`mechinit.ensemble.ensemble_key`) train together, in
+    ensembles of at most ``size``, split further while there are fewer units than ``jobs`` workers."""
+    if ensemble not in ENSEMBLE_MODES:
+        raise ConfigError(f"sweep ensemble mode {ensemble!r} is not allowed; choose one of {list(ENSEMBLE_MODES)}")
+    if size < 1:
+        raise ConfigError(f"sweep ensemble size {size} must be at least 1")
+    if ensemble == "off" or size == 1:
+        return [[item] for item in todo]
+    from mechinit.ensemble import ensemble_key
+
+    groups: dict[tuple, list] = {}
+    for cfg, folder in todo:
+        groups.setdefault(ensemble_key(cfg), []).append((cfg, folder))
+    chunks = {key: -(-len(members) // size) for key, members in groups.items()}  # fewest ensembles of <= size
+    while chunks and sum(chunks.values()) < jobs:  # then split the largest ensembles until every worker has one
+        key = max(chunks, key=lambda k: len(groups[k]) / chunks[k])
+        if len(groups[key]) <= chunks[key]:
+            break
+        chunks[key] += 1
+    return [members[i :: chunks[key]] for key, members in groups.items() for i in range(chunks[key])]
+
+
+def _submitit_results(units, out_dir: Path, executor: str, jobs: int, slurm: dict):
+    """Submit the units as one job array through submitit and yield ``(folders, results)``.
     ``submitit-local`` runs the same code path with submitit's LocalExecutor (no cluster)."""
     import submitit
 
@@ -109,33 +153,40 @@ def _submitit_results(todo, out_dir: Path, executor: str, jobs: int, slurm: dict
         params["slurm_array_parallelism"] = jobs
         params.update({k: v for k, v in slurm.items() if k.startswith("slurm_")})
     ex.update_parameters(**params)
-    submitted = ex.map_array(_train_one, [c.to_dict() for c, _ in todo], [str(f) for _, f in todo])
-    for job, (_, folder) in zip(submitted, todo):
+    submitted = ex.map_array(_train_unit, *_unit_args(units))
+    for job, unit in zip(submitted, units):
+        folders = [f for _, f in unit]
         try:
-            yield folder, job.result()
+            yield folders, job.result()
         except Exception:  # noqa: BLE001 - a job that died (e.g. killed by the scheduler)
-            yield folder, {"ok": False, "log": str(job.paths.stderr)}
+            yield folders, [{"ok": False, "log": str(job.paths.stderr)}] * len(unit)
 
 
-def _local_results(todo, jobs: int):
+def _unit_args(units) -> tuple[list, list]:
+    return [[c.to_dict() for c, _ in u] for u in units], [[str(f) for _, f in u] for u in units]
+
+
+def _local_results(units, jobs: int):
+    cfgs, outs = _unit_args(units)
     if jobs <= 1:
-        for cfg, folder in todo:
-            yield folder, _train_one(cfg.to_dict(), str(folder))
+        for unit, c, o in zip(units, cfgs, outs):
+            yield [f for _, f in unit], _train_unit(c, o)
         return
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(_train_one, cfg.to_dict(), str(folder)): folder for cfg, folder in todo}
+        futures = {pool.submit(_train_unit, c, o): [f for _, f in unit] for unit, c, o in zip(units, cfgs, outs)}
         for future in as_completed(futures):
             yield futures[future], future.result()
 
 
 def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: bool = True, executor: str = "local",
-              slurm: dict | None = None, on_finished=None) -> dict:
+              slurm: dict | None = None, on_finished=None, ensemble: str = "auto", ensemble_size: int = 8) -> dict:
     """Train every missing grid point, then reduce and write ``sweep.json``.
 
     ``executor``: ``local`` (``jobs`` processes), ``slurm`` (a submitit job array; ``slurm`` holds
     submitit parameters such as ``slurm_partition``), or ``submitit-local`` (the same path through
-    submitit's LocalExecutor). ``on_finished(folder)`` is called for every finished run (the CLI
-    publishes it to the sweep's zoo folder)."""
+    submitit's LocalExecutor). ``ensemble``: ``auto`` trains same-shape runs together (see
+    :func:`plan_units`), ``off`` one by one. ``on_finished(folder)`` is called for every finished
+    run (the CLI publishes it to the sweep's zoo folder)."""
     from tqdm.auto import tqdm
 
     if executor not in EXECUTORS:
@@ -149,12 +200,14 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: boo
             if folder.exists():  # a run interrupted before it finished: start it again cleanly
                 shutil.rmtree(folder)
             todo.append((cfg, folder))
-    results = _local_results(todo, jobs) if executor == "local" else _submitit_results(todo, out_dir, executor, jobs, slurm or {})
+    units = plan_units(todo, ensemble, ensemble_size, jobs)
+    results = _local_results(units, jobs) if executor == "local" else _submitit_results(units, out_dir, executor, jobs, slurm or {})
     with tqdm(total=len(todo), disable=not progress, desc="sweep runs") as bar:
-        for folder, result in results:
-            if not result["ok"]:
-                failures[folder.name] = result["log"]
-            bar.update(1)
+        for folders, unit_results in results:
+            for folder, result in zip(folders, unit_results):
+                if not result["ok"]:
+                    failures[folder.name] = result["log"]
+            bar.update(len(folders))
     if on_finished is not None:
         for cfg in spec.configs():
             folder = out_dir / "runs" / run_id(cfg)
@@ -162,6 +215,7 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: boo
                 on_finished(folder)
     summary = reduce_runs(spec, out_dir / "runs")
     summary["failed"] = failures
+    summary["units"] = [[f.name for _, f in u] for u in units]
     runs.write_json(out_dir / "sweep.json", summary)
     return summary
 

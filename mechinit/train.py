@@ -46,7 +46,7 @@ def resolve_device(name: str) -> str:
     return name
 
 
-def _make_deterministic(device: str, threads: int | None) -> None:
+def make_deterministic(device: str, threads: int | None) -> None:
     if device == "cuda":
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     if threads is not None:
@@ -87,11 +87,39 @@ def _load_resume(out: Path, model, opt) -> tuple[int, float]:
     return int(meta["step"]), float(meta["elapsed_s"])
 
 
-def _prepare_out(out: Path, cfg: RunConfig, table: dict) -> None:
+def prepare_out(out: Path, cfg: RunConfig, table: dict, trained_with: dict | None = None) -> None:
+    """Create the run folder with its ``config.json`` (refusing a folder that already holds files).
+    ``trained_with`` records how the run was trained when that is not alone (an ensemble)."""
     if out.exists() and any(out.iterdir()):
         raise runs.RunFolderError(f"{out} already holds files; pass --resume {out} to continue it or choose another --out")
     out.mkdir(parents=True, exist_ok=True)
-    runs.write_json(out / runs.CONFIG, {**cfg.to_dict(), "init_table": table, "provenance": runs.provenance()})
+    provenance = {**runs.provenance(), "trained_with": trained_with}
+    runs.write_json(out / runs.CONFIG, {**cfg.to_dict(), "init_table": table, "provenance": provenance})
+
+
+def log_eval(out: Path, task, cfg: RunConfig, plan, logits_fn, device: str, step: int, elapsed: float,
+             train_loss: float | None, samples_per_s: float | None) -> dict:
+    """Evaluate the model behind ``logits_fn`` and append the metrics row to ``metrics.jsonl``."""
+    metrics = task.evaluate(logits_fn, device)
+    row = {"step": step, "epoch": step / plan.steps_per_epoch, "lr": lr_at(step, cfg.train, plan),
+           "train_loss": train_loss, "samples_per_s": samples_per_s, "elapsed_s": elapsed, **metrics,
+           "verdict": task.verdict(metrics)}
+    runs.append_metrics(out, row)
+    return row
+
+
+def model_logits(model, autocast):
+    """The last-position logits function of ``model`` (fast path) under ``autocast``."""
+    def logits_fn(t: torch.Tensor) -> torch.Tensor:
+        with autocast:
+            return last_logits(model, t)
+
+    return logits_fn
+
+
+def finish_run(out: Path, model, cfg: RunConfig, row: dict) -> None:
+    runs.save_weights(out / runs.WEIGHTS, model)
+    write_card(out, cfg, row)
 
 
 def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool = False) -> dict:
@@ -104,7 +132,7 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
     device = resolve_device(cfg.train.device)
     task = make_task(cfg)
     plan = make_plan(cfg.train, cfg.task.n_train)
-    _make_deterministic(device, cfg.train.threads)
+    make_deterministic(device, cfg.train.threads)
 
     if resume:
         model = build_model(cfg.model, device)
@@ -114,7 +142,7 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
     else:
         model, table = new_model(cfg.model, cfg.init, cfg.train.seed, device)
         opt = _optimizer(model, cfg)
-        _prepare_out(out, cfg, table)
+        prepare_out(out, cfg, table)
         runs.save_weights(runs.snapshot_path(out, 0), model)
         step, elapsed = 0, 0.0
 
@@ -123,18 +151,12 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
     autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.train.bf16 and device == "cuda")
     params = [p for p in model.parameters() if p.requires_grad]
 
-    def logits_fn(t: torch.Tensor) -> torch.Tensor:
-        with autocast:
-            return last_logits(model, t)
+    logits_fn = model_logits(model, autocast)
 
     def evaluate(train_loss: float | None, samples_per_s: float | None) -> dict:
         model.train(False)
-        metrics = task.evaluate(logits_fn, device)
+        row = log_eval(out, task, cfg, plan, logits_fn, device, step, elapsed, train_loss, samples_per_s)
         model.train()
-        row = {"step": step, "epoch": step / plan.steps_per_epoch, "lr": lr_at(step, cfg.train, plan),
-               "train_loss": train_loss, "samples_per_s": samples_per_s, "elapsed_s": elapsed, **metrics,
-               "verdict": task.verdict(metrics)}
-        runs.append_metrics(out, row)
         return row
 
     bar = tqdm(total=plan.total_steps, initial=step, disable=quiet, desc="train", dynamic_ncols=True)
@@ -172,6 +194,5 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
             bar.set_postfix_str(f"loss {row['train_loss']:.3g} seen {row['seen_test_acc']:.2f} {row['verdict']}")
             loss_sum, n_loss, t_mark = 0.0, 0, time.perf_counter()
     bar.close()
-    runs.save_weights(out / runs.WEIGHTS, model)
-    write_card(out, cfg, row)
+    finish_run(out, model, cfg, row)
     return row

@@ -164,9 +164,10 @@ class AnchorTask:
         batches = self.eval_set
         tables = {k: self.shift_table(k) for k in ("inferential", "designated", "symmetric")}
         pairs, seen_acc, seen_loss, train_acc = {}, [], [], []
-        for key, batch in batches.items():
+        everything = torch.cat([b.tokens for b in batches.values()])  # one pass in large chunks
+        all_logits = torch.cat([logits_fn(t.to(device)).float().cpu() for t in everything.split(chunk)])
+        for (key, batch), logits in zip(batches.items(), all_logits.split([len(b.tokens) for b in batches.values()])):
             split, name = key.split("/")
-            logits = torch.cat([logits_fn(t.to(device)).float().cpu() for t in batch.tokens.split(chunk)])
             pred = logits.argmax(-1)
             pair = PAIRS[int(batch.pair_index[0])]
             acc = {k: float((pred == batch.keys + t[batch.pair_index]).float().mean()) for k, t in tables.items()}

@@ -2,10 +2,27 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from mechinit import runs
 from mechinit.config import ConfigError
-from mechinit.ensemble import train_ensemble
+from mechinit.ensemble import ensemble_key, train_ensemble
+from mechinit.model import new_model
+from mechinit.stacked import stacked_logits
+from mechinit.fastpath import last_logits
 from mechinit.train import train
 from tests.conftest import build_cfg
+
+
+@pytest.mark.parametrize(("norm", "bias", "heads"), [("post", False, 1), ("pre", True, 2)])
+def test_stacked_logits_equal_each_model_alone(norm, bias, heads):
+    sets = {"model.norm": norm, "model.bias": bias, "model.n_heads": heads}
+    cfgs = [build_cfg(**sets, **{"train.seed": s, "init.gamma": 0.4 + 0.2 * s}) for s in range(3)]
+    models = [new_model(c.model, c.init, c.train.seed)[0] for c in cfgs]
+    tokens = torch.randint(0, cfgs[0].model.d_vocab, (3, 5, cfgs[0].model.n_ctx), generator=torch.Generator().manual_seed(0))
+    stacked = {n: torch.stack([dict(m.named_parameters())[n] for m in models]) for n, _ in models[0].named_parameters()}
+    got = stacked_logits(stacked, models[0].cfg, tokens)
+    for k, model in enumerate(models):
+        torch.testing.assert_close(got[k], last_logits(model, tokens[k]), rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(got[k], model(tokens[k])[:, -1], rtol=1e-4, atol=1e-4)
 
 
 def test_each_member_matches_the_same_config_trained_alone(tmp_path):
@@ -14,17 +31,33 @@ def test_each_member_matches_the_same_config_trained_alone(tmp_path):
         build_cfg(**{"train.seed": 1, "init.gamma": 0.9, "train.lr": 3e-3, "train.weight_decay": 0.1, "train.threads": 1}),
         build_cfg(**{"train.seed": 2, "init.gamma": 0.7, "train.grad_clip": 0.05, "train.threads": 1}),  # clipping active
     ]
-    members = train_ensemble(cfgs)
+    rows = train_ensemble(cfgs, [tmp_path / f"ens{k}" for k in range(3)])
     for k, cfg in enumerate(cfgs):
-        train(cfg, tmp_path / str(k), quiet=True)
+        row = train(cfg, tmp_path / str(k), quiet=True)
         alone = load_file(str(tmp_path / str(k) / "model.safetensors"))
+        member = load_file(str(tmp_path / f"ens{k}" / "model.safetensors"))
+        assert alone.keys() == member.keys()
         for name, tensor in alone.items():
-            torch.testing.assert_close(members[k][name], tensor, rtol=1e-4, atol=2e-5, msg=f"member {k} {name}")
-    assert not torch.allclose(members[0]["embed.W_E"], members[1]["embed.W_E"])
+            torch.testing.assert_close(member[name], tensor, rtol=1e-4, atol=2e-5, msg=f"member {k} {name}")
+        # the member's run folder is a complete, normal run folder with the same steps and metrics
+        alone_rows, member_rows = runs.read_metrics(tmp_path / str(k)), runs.read_metrics(tmp_path / f"ens{k}")
+        assert [r["step"] for r in member_rows] == [r["step"] for r in alone_rows]
+        assert member_rows[-1]["train_loss"] == pytest.approx(alone_rows[-1]["train_loss"], rel=1e-3)
+        assert rows[k]["seen_test_acc"] == pytest.approx(row["seen_test_acc"], abs=0.02)
+        assert runs.snapshot_steps_on_disk(tmp_path / f"ens{k}") == runs.snapshot_steps_on_disk(tmp_path / str(k))
+        assert (tmp_path / f"ens{k}" / "README.md").is_file()
+        provenance = runs.read_json(tmp_path / f"ens{k}" / "config.json")["provenance"]
+        assert len(provenance["trained_with"]["ensemble"]) == 3
+        assert runs.read_json(tmp_path / str(k) / "config.json")["provenance"]["trained_with"] is None
+    assert not torch.allclose(load_file(str(tmp_path / "ens0" / "model.safetensors"))["embed.W_E"],
+                              load_file(str(tmp_path / "ens1" / "model.safetensors"))["embed.W_E"])
 
 
-def test_members_must_share_the_shape():
+def test_members_must_share_the_shape(tmp_path):
     with pytest.raises(ConfigError, match="must share the model config"):
-        train_ensemble([build_cfg(), build_cfg(**{"model.d_model": 48})])
+        train_ensemble([build_cfg(), build_cfg(**{"model.d_model": 48})], [tmp_path / "a", tmp_path / "b"])
     with pytest.raises(ConfigError, match="must share train.batch_size"):
-        train_ensemble([build_cfg(), build_cfg(**{"train.batch_size": 64})])
+        train_ensemble([build_cfg(), build_cfg(**{"train.batch_size": 64})], [tmp_path / "a", tmp_path / "b"])
+    assert not (tmp_path / "a").exists()
+    assert ensemble_key(build_cfg(**{"train.lr": 0.1, "train.seed": 3})) == ensemble_key(build_cfg())
+    assert ensemble_key(build_cfg(**{"model.n_layers": 3})) != ensemble_key(build_cfg())

@@ -127,3 +127,33 @@ def test_speed_metrics_for_fig18_and_fig19(tmp_path):
     fig18, fig19 = speed_figures(reduce_runs(spec, tmp_path))
     assert list(fig18.data[0].y) == [1.0, 2.0]
     assert list(fig19.data[0].y) == [2.0, 0.0]
+
+
+def test_units_group_runs_of_one_shape_into_ensembles(tmp_path):
+    from mechinit.sweep import plan_units
+
+    spec = SweepSpec(BASE, {"model.n_layers": (1, 2), "init.gamma": (0.5, 0.8, 1.0), "train.seed": (0, 1)})
+    todo = [(c, tmp_path / run_id(c)) for c in spec.configs()]
+    units = plan_units(todo, "auto", size=8, jobs=1)
+    assert sorted(len(u) for u in units) == [6, 6]  # one ensemble per depth
+    assert all(len({c.model.n_layers for c, _ in u}) == 1 for u in units)
+    assert sorted(len(u) for u in plan_units(todo, "auto", size=4, jobs=1)) == [3, 3, 3, 3]
+    assert sorted(len(u) for u in plan_units(todo, "auto", size=8, jobs=4)) == [3, 3, 3, 3]  # every worker busy
+    assert len(plan_units(todo, "off", size=8, jobs=1)) == 12
+    assert sorted(f for u in plan_units(todo, "auto", 5, 3) for _, f in u) == sorted(f for _, f in todo)
+    with pytest.raises(ConfigError, match="choose one of"):
+        plan_units(todo, "sometimes", size=8, jobs=1)
+
+
+def test_an_ensemble_sweep_writes_normal_runs_close_to_solo_ones(tmp_path):
+    spec = SweepSpec(build_cfg(**{"train.epochs": 2, "train.threads": 1}), {"init.gamma": (0.5, 0.9), "train.seed": (0, 1)})
+    together = run_sweep(spec, tmp_path / "ens", progress=False, ensemble="auto")
+    alone = run_sweep(spec, tmp_path / "solo", progress=False, ensemble="off")
+    assert [len(u) for u in together["units"]] == [4] and [len(u) for u in alone["units"]] == [1, 1, 1, 1]
+    for cfg in spec.configs():
+        ens_run, solo_run = tmp_path / "ens" / "runs" / run_id(cfg), tmp_path / "solo" / "runs" / run_id(cfg)
+        assert runs.read_json(ens_run / "config.json")["provenance"]["trained_with"]["ensemble"] == together["units"][0]
+        assert runs.read_metrics(ens_run)[-1]["train_loss"] == pytest.approx(runs.read_metrics(solo_run)[-1]["train_loss"], rel=1e-3)
+    for a, b in zip(together["cells"], alone["cells"]):
+        assert a["axes"] == b["axes"]
+        assert a["seen_test_acc"]["mean"] == pytest.approx(b["seen_test_acc"]["mean"], abs=0.02)

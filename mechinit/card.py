@@ -17,6 +17,11 @@ def format_value(value) -> str:
     return str(value)
 
 
+HEADLINE = {"anchor": "accuracy on seen pairs with test-split keys", "reasoning-memory": "accuracy of reasoning anchors on test keys",
+            "addition": "exact match on a, b in 400..600", "prontoqa": "True/False accuracy on new examples (chance 0.5)",
+            "scan": "exact match on the test file", "cogs": "exact match on test.tsv (in distribution)"}
+
+
 def card_text(cfg: RunConfig, row: dict) -> str:
     m, t = cfg.model, cfg.train
     pairs = row.get("pairs", {})
@@ -31,10 +36,12 @@ def card_text(cfg: RunConfig, row: dict) -> str:
         "A HookedTransformer trained by `mechinit train`. Configs in `config.json`, per-evaluation",
         "metrics in `metrics.jsonl`, weights in `model.safetensors` and `checkpoints/step{N}.safetensors`.",
         "",
-        "| task | variant | norm | layers | d_model | γ | seed | peak lr | wd | steps | seen-test acc |",
+        "| task | arch | norm | layers | d_model | γ | seed | peak lr | wd | steps | headline |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
-        f"| {cfg.task.name} | {cfg.task.variant} | {m.norm} | {m.n_layers} | {m.d_model} | {cfg.init.gamma} | {t.seed} "
-        f"| {t.lr} | {t.weight_decay} | {row.get('step')} | {format_value(row.get('seen_test_acc'))} |",
+        f"| {cfg.task.name} | {m.arch} | {m.norm} | {m.n_layers} | {m.d_model} | {cfg.init.gamma} | {t.seed} "
+        f"| {t.lr} | {t.weight_decay} | {row.get('step')} | {format_value(row.get('headline'))} |",
+        "",
+        f"Headline: {HEADLINE.get(cfg.task.name, 'the task headline metric')}. Final verdict: {row.get('verdict')}.",
         "",
     ]
     if unseen:

@@ -32,9 +32,17 @@ def _positive(section: str, name: str, value: Any, *, allow_zero: bool = False) 
 
 
 class _Section:
-    """Shared dict round-trip for the config sections."""
+    """Shared dict round-trip for the config sections.
+
+    ``LATER`` names fields added after run ids were first minted: the canonical form (and so the
+    id hash) leaves them out while they hold their defaults, so no existing id ever changes."""
 
     SECTION = ""
+    LATER: tuple[str, ...] = ()
+
+    def canonical_dict(self) -> dict[str, Any]:
+        defaults = {f.name: f.default for f in dataclasses.fields(self)}
+        return {k: v for k, v in self.to_dict().items() if not (k in self.LATER and v == defaults[k])}
 
     def to_dict(self) -> dict[str, Any]:
         out = {}
@@ -58,6 +66,7 @@ class ModelConfig(_Section):
     """Shape of the HookedTransformer. ``norm="post"`` is the paper's eq. (6) block."""
 
     SECTION = "model"
+    LATER = ("arch",)
     n_layers: int = 2
     d_model: int = 128
     d_head: int = 64
@@ -69,10 +78,12 @@ class ModelConfig(_Section):
     act_fn: str = "relu"
     bias: bool = False
     ln_eps: float = 1e-5
+    arch: str = "transformer"  # or "emb-mlp": token embeddings -> one MLP, no attention (mechinit.emb_mlp)
 
     def __post_init__(self):
         for name in ("n_layers", "d_model", "d_head", "n_heads", "d_mlp", "d_vocab", "n_ctx", "ln_eps"):
             _positive("model", name, getattr(self, name))
+        _choice("model", "arch", self.arch, ("transformer", "emb-mlp"))
         _choice("model", "norm", self.norm, ("pre", "post"))
         _choice("model", "act_fn", self.act_fn, ("relu", "gelu"))
 
@@ -92,9 +103,16 @@ class InitConfig(_Section):
 
 @dataclass(frozen=True)
 class TaskConfig(_Section):
-    """Which task to train on and how to build its data (see :mod:`mechinit.tasks`)."""
+    """Which task to train on and how to build its data (see :mod:`mechinit.tasks`).
+
+    ``n_train`` is the number of training examples (tasks read from files use at most as many as
+    the file has; the number used is in the run's ``data.json``). ``variant``, ``groups`` and
+    ``label_threshold`` belong to the anchor task; ``reasoning_anchors``, ``memory_anchors`` and
+    ``memory_fraction`` to ``reasoning-memory``; ``chain_length`` to ``prontoqa``; ``data_dir`` and
+    ``split`` to the tasks read from files (``scan``, ``cogs``)."""
 
     SECTION = "task"
+    LATER = ("data_dir", "split", "reasoning_anchors", "memory_anchors", "memory_fraction", "chain_length")
     name: str = "anchor"
     n_train: int = 50_000
     variant: str = "paper"
@@ -103,6 +121,12 @@ class TaskConfig(_Section):
     n_eval_train: int = 500
     eval_seed: int = 20240513
     label_threshold: float = 0.9
+    data_dir: str | None = None
+    split: str | None = None
+    reasoning_anchors: int = 4
+    memory_anchors: int = 4
+    memory_fraction: float = 0.5
+    chain_length: int = 3
 
     def __post_init__(self):
         from mechinit.tasks import TASKS
@@ -117,6 +141,10 @@ class TaskConfig(_Section):
             raise ConfigError("task.groups is only used with task.variant = 'app-g'")
         if not 0.0 < self.label_threshold <= 1.0:
             raise ConfigError(f"task.label_threshold = {self.label_threshold!r} must be in (0, 1]")
+        for name in ("reasoning_anchors", "memory_anchors", "chain_length"):
+            _positive("task", name, getattr(self, name))
+        if not 0.0 < self.memory_fraction < 1.0:
+            raise ConfigError(f"task.memory_fraction = {self.memory_fraction!r} must be in (0, 1)")
 
 
 @dataclass(frozen=True)
@@ -195,7 +223,8 @@ class RunConfig:
         return self.from_dict(data)
 
     def canonical_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        """The JSON the run id hashes (fields in ``LATER`` at their defaults left out)."""
+        return json.dumps({name: getattr(self, name).canonical_dict() for name in self.SECTIONS}, sort_keys=True, separators=(",", ":"))
 
 
 def coerce(key: str, value: Any, hint: Any) -> Any:

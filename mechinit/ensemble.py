@@ -72,7 +72,7 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
     models = [m for m, _ in built]
     with_ids = {"ensemble": [run_id(c) for c in cfgs]}
     for (model, table), cfg, out in zip(built, cfgs, outs):
-        prepare_out(out, cfg, table, trained_with=with_ids)
+        prepare_out(out, cfg, table, trained_with=with_ids, task=task)
         runs.save_weights(runs.snapshot_path(out, 0), model)
     named = [dict(m.named_parameters()) for m in models]
     params = {n: torch.stack([d[n].detach() for d in named]).requires_grad_(p.requires_grad)

@@ -50,15 +50,16 @@ def _mlp(p: dict, b: str, x: torch.Tensor, act) -> torch.Tensor:
 
 
 def logits_from_params(p: dict[str, torch.Tensor], cfg, tokens: Int[torch.Tensor, "batch pos"],
-                       fused_attention: bool = True) -> Float[torch.Tensor, "batch d_vocab"]:
-    """Last-position logits from a dict of TL-named parameters (``dict(model.named_parameters())``)
+                       fused_attention: bool = True, last_only: bool = True) -> torch.Tensor:
+    """Logits ``[batch d_vocab]`` at the last position (or ``[batch pos d_vocab]`` at every position
+    with ``last_only=False``) from a dict of TL-named parameters (``dict(model.named_parameters())``)
     and the model's TL config: a pure function, so ``torch.func`` can vmap and differentiate it.
     ``fused_attention=False`` spells attention out in matmuls (for vmap)."""
     act = _ACT[cfg.act_fn]
     post = cfg.normalization_type is None  # mechinit's post-LN model (see mechinit.model)
     x = p["embed.W_E"][tokens] + p["pos_embed.W_pos"][: tokens.shape[1]]
     for i in range(cfg.n_layers):
-        b, last = f"blocks.{i}", i == cfg.n_layers - 1
+        b, last = f"blocks.{i}", last_only and i == cfg.n_layers - 1
         if post:
             x_q = x[:, -1:] if last else x
             x = _ln(x_q + _attention(p, b, x_q, x, not last, fused_attention), p, f"{b}.ln1", cfg.eps)
@@ -70,9 +71,18 @@ def logits_from_params(p: dict[str, torch.Tensor], cfg, tokens: Int[torch.Tensor
             x = x + _mlp(p, b, _ln(x, p, f"{b}.ln2", cfg.eps), act)
     if not post:
         x = _ln(x, p, "ln_final", cfg.eps)
-    return x[:, -1] @ p["unembed.W_U"] + p["unembed.b_U"]
+    return (x[:, -1] if last_only else x) @ p["unembed.W_U"] + p["unembed.b_U"]
 
 
 def last_logits(model: HookedTransformer, tokens: Int[torch.Tensor, "batch pos"]) -> Float[torch.Tensor, "batch d_vocab"]:
     """Logits at the last position, equal to ``model(tokens)[:, -1]``."""
+    if not isinstance(model, HookedTransformer):  # Emb-MLP and other small HookedRootModules
+        return model(tokens)[:, -1]
     return logits_from_params(dict(model.named_parameters()), model.cfg, tokens)
+
+
+def all_logits(model: HookedTransformer, tokens: Int[torch.Tensor, "batch pos"]) -> Float[torch.Tensor, "batch pos d_vocab"]:
+    """Logits at every position, equal to ``model(tokens)``."""
+    if not isinstance(model, HookedTransformer):
+        return model(tokens)
+    return logits_from_params(dict(model.named_parameters()), model.cfg, tokens, last_only=False)

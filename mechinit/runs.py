@@ -29,6 +29,7 @@ from safetensors.torch import load_file, save_file
 from mechinit.config import ConfigError, RunConfig
 
 CONFIG = "config.json"
+DATA = "data.json"  # a task's tokenizer and the data it used (sequence tasks)
 WEIGHTS = "model.safetensors"
 METRICS = "metrics.jsonl"
 CARD = "README.md"

@@ -20,7 +20,8 @@ from tqdm.auto import tqdm
 from mechinit import runs
 from mechinit.card import write_card
 from mechinit.config import ConfigError, RunConfig
-from mechinit.fastpath import last_logits
+from mechinit.fastpath import all_logits, last_logits
+from mechinit.tasks.sequence import IGNORE
 from mechinit.model import build_model, new_model
 from mechinit.schedule import lr_at, make_plan
 from mechinit.tasks import make_task
@@ -87,14 +88,17 @@ def _load_resume(out: Path, model, opt) -> tuple[int, float]:
     return int(meta["step"]), float(meta["elapsed_s"])
 
 
-def prepare_out(out: Path, cfg: RunConfig, table: dict, trained_with: dict | None = None) -> None:
-    """Create the run folder with its ``config.json`` (refusing a folder that already holds files).
-    ``trained_with`` records how the run was trained when that is not alone (an ensemble)."""
+def prepare_out(out: Path, cfg: RunConfig, table: dict, trained_with: dict | None = None, task=None) -> None:
+    """Create the run folder with its ``config.json`` (refusing a folder that already holds files)
+    and the task's ``data.json`` (tokenizer, data used) when it has one. ``trained_with`` records
+    how the run was trained when that is not alone (an ensemble)."""
     if out.exists() and any(out.iterdir()):
         raise runs.RunFolderError(f"{out} already holds files; pass --resume {out} to continue it or choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     provenance = {**runs.provenance(), "trained_with": trained_with}
     runs.write_json(out / runs.CONFIG, {**cfg.to_dict(), "init_table": table, "provenance": provenance})
+    if hasattr(task, "artifacts"):
+        runs.write_json(out / runs.DATA, task.artifacts())
 
 
 def log_eval(out: Path, task, cfg: RunConfig, plan, logits_fn, device: str, step: int, elapsed: float,
@@ -108,11 +112,14 @@ def log_eval(out: Path, task, cfg: RunConfig, plan, logits_fn, device: str, step
     return row
 
 
-def model_logits(model, autocast):
-    """The last-position logits function of ``model`` (fast path) under ``autocast``."""
+def model_logits(model, autocast, positions: str = "last"):
+    """The logits function of ``model`` (fast path) under ``autocast``: at the last position
+    (``[batch d_vocab]``) or at every position (``positions="all"``, ``[batch pos d_vocab]``)."""
+    forward = last_logits if positions == "last" else all_logits
+
     def logits_fn(t: torch.Tensor) -> torch.Tensor:
         with autocast:
-            return last_logits(model, t)
+            return forward(model, t)
 
     return logits_fn
 
@@ -131,7 +138,7 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
         cfg = runs.load_run_config(out)
     device = resolve_device(cfg.train.device)
     task = make_task(cfg)
-    plan = make_plan(cfg.train, cfg.task.n_train)
+    plan = make_plan(cfg.train, task.n_train)
     make_deterministic(device, cfg.train.threads)
 
     if resume:
@@ -142,7 +149,7 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
     else:
         model, table = new_model(cfg.model, cfg.init, cfg.train.seed, device)
         opt = _optimizer(model, cfg)
-        prepare_out(out, cfg, table)
+        prepare_out(out, cfg, table, task=task)
         runs.save_weights(runs.snapshot_path(out, 0), model)
         step, elapsed = 0, 0.0
 
@@ -151,7 +158,7 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
     autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.train.bf16 and device == "cuda")
     params = [p for p in model.parameters() if p.requires_grad]
 
-    logits_fn = model_logits(model, autocast)
+    logits_fn = model_logits(model, autocast, task.target_positions)
 
     def evaluate(train_loss: float | None, samples_per_s: float | None) -> dict:
         model.train(False)
@@ -165,12 +172,13 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
     while step < plan.total_steps:
         epoch, i = divmod(step, plan.steps_per_epoch)
         if perm is None or i == 0:
-            perm = epoch_permutation(cfg.train.seed, epoch, cfg.task.n_train).to(device)
+            perm = epoch_permutation(cfg.train.seed, epoch, task.n_train).to(device)
         idx = perm[i * cfg.train.batch_size : (i + 1) * cfg.train.batch_size]
         for group in opt.param_groups:
             group["lr"] = lr_at(step, cfg.train, plan)
         with autocast:
-            loss = torch.nn.functional.cross_entropy(last_logits(model, tokens[idx]).float(), targets[idx])
+            logits = logits_fn(tokens[idx]).float()
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, -2), targets[idx].flatten(), ignore_index=IGNORE)
         value = loss.item()
         if not math.isfinite(value):
             bar.close()
@@ -191,7 +199,7 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
             elapsed += seconds
             row = evaluate(loss_sum / n_loss, n_loss * cfg.train.batch_size / seconds)
             _save_resume(out, model, opt, step, elapsed)
-            bar.set_postfix_str(f"loss {row['train_loss']:.3g} seen {row['seen_test_acc']:.2f} {row['verdict']}")
+            bar.set_postfix_str(f"loss {row['train_loss']:.3g} {row['verdict']}")
             loss_sum, n_loss, t_mark = 0.0, 0, time.perf_counter()
     bar.close()
     finish_run(out, model, cfg, row)

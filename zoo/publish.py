@@ -19,8 +19,8 @@ from mechinit import runs
 from mechinit.ids import run_id
 from zoo.store import ZooError, check_name, file_table, locked, read_index, user_zoo, write_index
 
-SUMMARY_COLUMNS = ("task", "variant", "norm", "n_layers", "d_model", "n_heads", "gamma", "seed", "lr", "weight_decay", "steps",
-                   "seen_test_acc", "acc_43_inferential", "acc_43_symmetric", "verdict_43")
+SUMMARY_COLUMNS = ("task", "arch", "variant", "norm", "n_layers", "d_model", "n_heads", "gamma", "seed", "lr", "weight_decay", "steps",
+                   "seen_test_acc", "headline", "acc_43_inferential", "acc_43_symmetric", "verdict_43")
 SNAPSHOT_DTYPES = {"float32": torch.float32, "float16": torch.float16}
 
 
@@ -31,10 +31,10 @@ def summary(run_dir: Path) -> dict:
     last = rows[-1] if rows else {}
     pair = last.get("pairs", {}).get("4,3", {})
     return {
-        "task": cfg.task.name, "variant": cfg.task.variant, "norm": cfg.model.norm, "n_layers": cfg.model.n_layers,
+        "task": cfg.task.name, "arch": cfg.model.arch, "variant": cfg.task.variant, "norm": cfg.model.norm, "n_layers": cfg.model.n_layers,
         "d_model": cfg.model.d_model, "n_heads": cfg.model.n_heads, "gamma": cfg.init.gamma, "seed": cfg.train.seed,
         "lr": cfg.train.lr, "weight_decay": cfg.train.weight_decay, "steps": last.get("step"),
-        "seen_test_acc": last.get("seen_test_acc"), "acc_43_inferential": pair.get("inferential"),
+        "seen_test_acc": last.get("seen_test_acc"), "headline": last.get("headline"), "acc_43_inferential": pair.get("inferential"),
         "acc_43_symmetric": pair.get("symmetric"), "verdict_43": pair.get("label"),
     }
 

@@ -72,6 +72,7 @@ class AnchorTask:
     """Data generation and scoring of the anchor task for one config."""
 
     name = "anchor"
+    target_positions = "last"
 
     def __init__(self, cfg: TaskConfig, model_cfg: ModelConfig):
         self.cfg = cfg
@@ -85,6 +86,13 @@ class AnchorTask:
         if model_cfg.d_vocab < need:
             raise ConfigError(f"model.d_vocab = {model_cfg.d_vocab} must be >= {need} for the anchor task's outputs")
         self._key_tables = {split: self._key_table(split) for split in ("train", "test")}
+
+    @property
+    def n_train(self) -> int:
+        return self.cfg.n_train
+
+    def token_groups(self) -> dict[str, list[int]]:
+        return {"anchors": list(ANCHORS), "items": list(range(ITEM_MIN, ITEM_MAX + 1))}
 
     # ---------------------------------------------------------------- generation
     def _key_table(self, split: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -189,7 +197,8 @@ class AnchorTask:
                 target = batch.keys + tables["designated"][batch.pair_index]
                 seen_loss.append(float(torch.nn.functional.cross_entropy(logits, target)))
         mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
-        return {"seen_test_acc": mean(seen_acc), "seen_test_loss": mean(seen_loss), "train_acc": mean(train_acc), "pairs": pairs}
+        return {"seen_test_acc": mean(seen_acc), "seen_test_loss": mean(seen_loss), "train_acc": mean(train_acc), "pairs": pairs,
+                "headline": mean(seen_acc)}
 
     def unseen_pairs(self) -> tuple[tuple[int, int], ...]:
         return tuple(p for p in PAIRS if self.designated[p] is None)

@@ -13,7 +13,7 @@ from mechinit import runs
     [
         (["--preset", "tiny", "--set", "train.lrr=1"], "unknown key 'train.lrr'"),
         (["--preset", "tiny", "--set", "model.n_layers=two"], "model.n_layers = 'two' must be an integer"),
-        (["--preset", "tiny", "--set", "task.name=sudoku"], "task.name = 'sudoku' is not allowed; choose one of ['anchor']"),
+        (["--preset", "tiny", "--set", "task.name=sudoku"], "task.name = 'sudoku' is not allowed; choose one of ['anchor', 'reasoning-memory'"),
         (["--preset", "huge"], "unknown preset 'huge'"),
         (["--preset", "tiny", "--set", "train.lr"], "must look like KEY=VALUE"),
         (["--preset", "tiny", "--device", "tpu"], "invalid choice: 'tpu'"),

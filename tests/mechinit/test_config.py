@@ -35,7 +35,7 @@ def test_overrides_are_coerced_by_field_type():
         ({"model.n_layers": "2.5"}, "model.n_layers = '2.5' must be an integer"),
         ({"train.lr": "-1"}, "train.lr = -1.0 must be > 0"),
         ({"model.bias": "maybe"}, "model.bias = 'maybe' must be a boolean"),
-        ({"task.name": "nope"}, "task.name = 'nope' is not allowed; choose one of ['anchor']"),
+        ({"task.name": "nope"}, "task.name = 'nope' is not allowed; choose one of ['anchor', "),
         ({"train.lrr": "1"}, "unknown key 'train.lrr'"),
         ({"optim.lr": "1"}, "unknown key 'optim.lr'"),
         ({"init.embed_fan_in": "vocab"}, "init.embed_fan_in = 'vocab' is not allowed; choose one of ['d_model', 'd_vocab']"),
@@ -93,3 +93,14 @@ def test_paper_preset_follows_appendix_a():
     assert cfg.task.n_train == 900_000 and cfg.train.batch_size == 2048 and cfg.train.epochs == 210
     assert cfg.train.lr / cfg.train.lr_multiplier == pytest.approx(1e-5) and cfg.train.lr_floor == 1e-5
     assert (cfg.train.warmup_epochs, cfg.train.decay_epochs, cfg.train.weight_decay, cfg.train.grad_clip) == (10, 200, 0.01, 1.0)
+
+
+def test_later_fields_enter_the_id_only_when_set():
+    from mechinit.ids import run_id
+    from tests.conftest import build_cfg
+
+    base = build_cfg()
+    assert "data_dir" not in base.canonical_json() and "arch" not in base.canonical_json()
+    assert run_id(build_cfg(**{"task.chain_length": 3})) == run_id(base)  # the default
+    assert run_id(build_cfg(**{"task.chain_length": 5})) != run_id(base)
+    assert run_id(build_cfg(**{"model.arch": "emb-mlp"})) != run_id(base)

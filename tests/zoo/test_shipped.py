@@ -35,3 +35,12 @@ def test_seed0_entries_carry_float16_snapshots_for_the_eigenvalue_evolution():
         info = zoo.card(alias)
         assert info["snapshot_dtype"] == "float16" and len(info["snapshots"]) >= 10 and info["snapshots"][0] == 0
         assert zoo.load(f"{alias}@step{info['snapshots'][3]}").W_E.dtype.is_floating_point
+
+
+@pytest.mark.parametrize("entry", SHIPPED_IDS)
+def test_shipped_ids_still_equal_the_run_id_of_their_config(entry):
+    """Config fields added later stay out of the id hash while at their defaults (config.LATER)."""
+    from mechinit.ids import run_id
+    from mechinit.runs import load_run_config
+
+    assert run_id(load_run_config(SHIPPED / entry)) == entry

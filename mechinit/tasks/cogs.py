@@ -1,0 +1,36 @@
+"""COGS (Kim & Linzen, 2020) from its standard TSV files: ``sentence <TAB> logical form <TAB> case``.
+
+Training on ``train.tsv``; in-distribution evaluation on ``test.tsv`` (``test``, the headline) and,
+when ``gen.tsv`` is in ``task.data_dir``, out-of-distribution evaluation on it (``gen``). Without
+``gen.tsv`` the run has no ``gen`` numbers at all (they are absent, never zero).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mechinit.config import ConfigError
+from mechinit.tasks.datafiles import data_file
+from mechinit.tasks.sequence import Example, SequenceTask
+
+
+def read_cogs(path: Path) -> list[Example]:
+    out = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        cols = line.split("\t")
+        if len(cols) != 3:
+            raise ConfigError(f"{path}:{number} has {len(cols)} tab-separated columns; COGS rows have 3")
+        out.append((tuple(cols[0].split()), tuple(cols[1].split())))
+    return out
+
+
+class CogsTask(SequenceTask):
+    def load(self):
+        train = read_cogs(data_file(self.cfg, "train.tsv"))
+        sets = {"test": read_cogs(data_file(self.cfg, "test.tsv"))}
+        gen = data_file(self.cfg, "gen.tsv", required=False)
+        if gen is not None:
+            sets["gen"] = read_cogs(gen)
+        return train, sets

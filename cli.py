@@ -32,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
 
     pr = sub.add_parser("probe", help="run probes on run folders, checkpoints or zoo ids; write results.json and report.html")
     pr.add_argument("targets", nargs="+", metavar="TARGET", help="run folder, .safetensors checkpoint or zoo id (two: side by side)")
-    pr.add_argument("--probe", dest="probes", action="append", default=[], metavar="NAME", help="probe to run (default: all)")
+    pr.add_argument("--probe", dest="probes", action="append", default=[], metavar="NAME", help="probe to run (default: all that apply to the task)")
     pr.add_argument("--out", type=Path, help="output folder (default: probes-out/<targets>)")
     pr.add_argument("--set", dest="sets", action="append", default=[], metavar="PROBE.KEY=VALUE", help="e.g. condensation.threshold=0.8")
     pr.add_argument("--zoo", type=Path, help="zoo folder searched first for ids")
@@ -75,8 +75,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _summary(row: dict) -> list[str]:
-    lines = [f"{key:>15}: {row.get(key)}" for key in ("step", "train_loss", "seen_test_acc", "seen_test_loss", "train_acc")]
-    for name, rec in row["pairs"].items():
+    keys = ("step", "train_loss", "headline") + (("seen_test_acc", "seen_test_loss", "train_acc") if "pairs" in row else ())
+    lines = [f"{key:>15}: {row.get(key)}" for key in keys] + [f"{'verdict':>15}: {row.get('verdict')}"]
+    for name, rec in row.get("pairs", {}).items():
         if not rec["seen"]:
             lines.append(f"  ({name}) unseen: inferential acc {rec['inferential']:.3f}, "
                          f"symmetric acc {rec['symmetric'] if rec['symmetric'] is None else format(rec['symmetric'], '.3f')} -> {rec['label']}")
@@ -150,11 +151,10 @@ def _probe(args) -> int:
 
     if len(args.targets) > 2:
         raise probes.ProbeError("mechinit probe takes one target, or two to compare side by side")
-    names = args.probes or probes.available()
     sets = parse_sets(args.sets)
-    probes.split_overrides(sets, names)  # bad keys fail before any model is loaded
+    probes.split_overrides(sets, args.probes or probes.available())  # bad keys fail before any model is loaded
     targets = [zoo.target(t, zoo_dir=args.zoo) for t in args.targets]
-    results = probes.run_all(targets, names, sets, progress=not args.quiet)
+    results = probes.run_all(targets, args.probes or None, sets, progress=not args.quiet)  # default: those that apply
     out = args.out or Path("probes-out") / "-vs-".join(t.name.replace("@", "_") for t in targets)
     report = write_report(out, results)
     for target, by_probe in results.items():

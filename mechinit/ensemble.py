@@ -39,8 +39,21 @@ SHARED_TRAIN = ("batch_size", "epochs", "steps", "beta1", "beta2", "eps", "eval_
                 "snapshot_steps", "device", "bf16", "threads")
 
 
+def unsupported(cfg: RunConfig) -> str | None:
+    """Why ``cfg`` cannot train in an ensemble at all, or ``None``."""
+    from mechinit.tasks import TASKS
+
+    if cfg.model.arch != "transformer":
+        return f"ensembles train transformers only (model.arch = {cfg.model.arch!r})"
+    if getattr(TASKS[cfg.task.name], "target_positions", "last") != "last":
+        return f"ensembles train last-token tasks only (task {cfg.task.name} has targets at every position)"
+    return None
+
+
 def incompatibility(a: RunConfig, b: RunConfig) -> str | None:
     """Why ``a`` and ``b`` cannot train in one ensemble, or ``None`` when they can."""
+    if unsupported(a) or unsupported(b):
+        return unsupported(a) or unsupported(b)
     for section in SHARED:
         if getattr(a, section) != getattr(b, section):
             return f"ensemble members must share the {section} config; use one ensemble per shape"
@@ -50,8 +63,10 @@ def incompatibility(a: RunConfig, b: RunConfig) -> str | None:
     return None
 
 
-def ensemble_key(cfg: RunConfig) -> tuple:
-    """Configs with equal keys can train together."""
+def ensemble_key(cfg: RunConfig) -> tuple | None:
+    """Configs with equal keys can train together; ``None``: this config trains alone."""
+    if unsupported(cfg):
+        return None
     return (cfg.model, cfg.task, *(getattr(cfg.train, n) for n in SHARED_TRAIN))
 
 
@@ -59,7 +74,7 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
     """Train every member into its run folder; returns each member's final metrics row."""
     if len(cfgs) != len(outs) or not cfgs:
         raise ConfigError("train_ensemble needs one output folder per config (and at least one config)")
-    problem = next((incompatibility(cfgs[0], c) for c in cfgs[1:] if incompatibility(cfgs[0], c)), None)
+    problem = unsupported(cfgs[0]) or next((incompatibility(cfgs[0], c) for c in cfgs[1:] if incompatibility(cfgs[0], c)), None)
     if problem:
         raise ConfigError(problem)
     first, outs = cfgs[0], [Path(o) for o in outs]

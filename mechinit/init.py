@@ -24,7 +24,7 @@ _FAN_IN: dict[str, Callable[[ModelConfig, InitConfig], int]] = {
     "attn.W_K": lambda m, i: m.d_model,
     "attn.W_V": lambda m, i: m.d_model,
     "attn.W_O": lambda m, i: m.n_heads * m.d_head,
-    "mlp.W_in": lambda m, i: m.d_model,
+    "mlp.W_in": lambda m, i: m.d_model * (m.n_ctx if m.arch == "emb-mlp" else 1),  # Emb-MLP: concatenated positions
     "mlp.W_out": lambda m, i: m.d_mlp,
     "unembed.W_U": lambda m, i: m.d_model,
 }

@@ -98,13 +98,22 @@ def build_model(cfg: ModelConfig, device: str = "cpu") -> HookedTransformer:
     """A HookedTransformer of this shape with *uninitialised* weights (load or init them next).
 
     With ``cfg.bias = False`` every linear bias is zero and frozen (``requires_grad=False``).
+    ``cfg.arch = "emb-mlp"`` builds the attention-free :class:`mechinit.emb_mlp.EmbMLP` instead.
     """
+    if cfg.arch == "emb-mlp":
+        from mechinit.emb_mlp import EmbMLP
+
+        return _freeze_biases(EmbMLP(tl_config(cfg, device)).to(device), cfg)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="HookedTransformer is deprecated", category=DeprecationWarning)
         model = HookedTransformer(tl_config(cfg, device))
     if cfg.norm == "post":
         model.blocks = torch.nn.ModuleList(PostLNBlock(model.cfg, i) for i in range(cfg.n_layers)).to(device)
         model.setup()  # re-register hook points of the new blocks
+    return _freeze_biases(model, cfg)
+
+
+def _freeze_biases(model, cfg: ModelConfig):
     if not cfg.bias:
         for name, param in model.named_parameters():
             if is_linear_bias(name):
@@ -122,4 +131,9 @@ def new_model(model_cfg: ModelConfig, init_cfg: InitConfig, seed: int, device: s
     model = build_model(model_cfg, "cpu")
     generator = torch.Generator().manual_seed(seed)
     table = gamma_init_(model, model_cfg, init_cfg, generator)
-    return model.to(device, print_details=False), table
+    return to_device(model, device), table
+
+
+def to_device(model, device: str):
+    """``model.to(device)`` without TL's print (HookedTransformer) and for plain modules (Emb-MLP)."""
+    return model.to(device, print_details=False) if isinstance(model, HookedTransformer) else model.to(device)

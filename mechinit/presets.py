@@ -10,6 +10,11 @@
   small init does not give the inferential one (it is mostly symmetric too): the paper's claim C1
   does not reproduce at CPU scale; see docs/cpu-regime.md.
 * ``tiny`` — a seconds-long model for tests and smoke runs.
+* ``gpt2-cpu`` — the GPT-2-style block (pre-LN, GELU, biases, 4 heads) at CPU size, for the
+  sequence tasks; with ``scan``, ``cogs``, ``addition`` and ``prontoqa`` presets that add the task
+  and the context / vocabulary it needs (``scan`` and ``cogs`` still need ``task.data_dir``).
+* ``reasoning-memory`` and ``emb-mlp`` — the companion paper's mixed task at the CPU-scale anchor
+  shape, with the transformer or with the attention-free Emb-MLP.
 """
 
 from __future__ import annotations
@@ -39,6 +44,31 @@ PRESETS: dict[str, dict] = {
         "train": {"batch_size": 128, "epochs": 2, "n_snapshots": 3},
     },
 }
+
+_GPT2_CPU = {
+    "model": {"n_layers": 2, "d_model": 128, "d_head": 32, "n_heads": 4, "d_mlp": 512, "norm": "pre", "act_fn": "gelu", "bias": True},
+    "init": {"gamma": 0.5},
+    "train": {"lr": 1e-3, "weight_decay": 0.01, "batch_size": 128, "epochs": 10, "warmup_epochs": 1.0, "lr_floor": 1e-5,
+              "threads": 1, "n_snapshots": 8},
+}
+
+
+def _seq(task: dict, n_ctx: int, d_vocab: int, **train) -> dict:
+    return {**_GPT2_CPU, "model": {**_GPT2_CPU["model"], "n_ctx": n_ctx, "d_vocab": d_vocab}, "task": task,
+            "train": {**_GPT2_CPU["train"], **train}}
+
+
+PRESETS.update({
+    "gpt2-cpu": _seq({"name": "addition", "n_train": 20_000, "n_eval": 500}, 16, 16),
+    "addition": _seq({"name": "addition", "n_train": 20_000, "n_eval": 500}, 16, 16),
+    "prontoqa": _seq({"name": "prontoqa", "n_train": 10_000, "n_eval": 500, "chain_length": 3}, 48, 40),
+    "scan": _seq({"name": "scan", "split": "addprim_turn_left", "n_eval": 1208, "n_eval_train": 300}, 64, 24),
+    "cogs": _seq({"name": "cogs", "n_eval": 300, "n_eval_train": 300}, 256, 840, batch_size=64),
+    "reasoning-memory": {**_CPU_SCALE, "init": {"gamma": 1.0}, "task": {"name": "reasoning-memory", "n_train": 50_000},
+                         "train": {**_CPU_SCALE["train"], "epochs": 10}},
+    "emb-mlp": {**_CPU_SCALE, "model": {**_CPU_SCALE["model"], "arch": "emb-mlp", "d_mlp": 512}, "init": {"gamma": 1.0},
+                "task": {"name": "reasoning-memory", "n_train": 50_000}, "train": {**_CPU_SCALE["train"], "epochs": 10}},
+})
 
 
 def preset(name: str) -> RunConfig:

@@ -28,7 +28,8 @@ from mechinit.config import ConfigError, RunConfig, coerce
 from mechinit.ids import run_id
 
 # metric -> how a cell picks the best run over ``best_over`` (higher accuracy, fewer epochs)
-METRICS = {"acc_inferential": max, "acc_symmetric": max, "seen_test_acc": max, "epochs_to_loss": min}
+METRICS = {"acc_inferential": max, "acc_symmetric": max, "seen_test_acc": max, "epochs_to_loss": min, "headline": max,
+           "delta_loss": max}  # headline: the task's headline metric; delta_loss: reasoning-memory's L_mem - L_reason
 LOSS_TARGET = 5e-2  # App G / Fig 18: epochs until the training loss reaches 5e-2
 PAIR_ACC_TARGET = 0.6  # Fig 19: epochs until a pair's training accuracy reaches 60%
 
@@ -131,7 +132,8 @@ def plan_units(todo: list[tuple[RunConfig, Path]], ensemble: str, size: int, job
 
     groups: dict[tuple, list] = {}
     for cfg, folder in todo:
-        groups.setdefault(ensemble_key(cfg), []).append((cfg, folder))
+        key = ensemble_key(cfg)
+        groups.setdefault(key if key is not None else ("alone", folder), []).append((cfg, folder))
     chunks = {key: -(-len(members) // size) for key, members in groups.items()}  # fewest ensembles of <= size
     while chunks and sum(chunks.values()) < jobs:  # then split the largest ensembles until every worker has one
         key = max(chunks, key=lambda k: len(groups[k]) / chunks[k])
@@ -225,13 +227,15 @@ def run_record(spec: SweepSpec, folder: Path) -> dict | None:
     if not (folder / runs.WEIGHTS).is_file() or not rows:
         return None
     last = rows[-1]
-    pair = last["pairs"].get(spec.pair, {})
+    pair = (last.get("pairs") or {}).get(spec.pair, {})
     first = lambda ok: next((r["epoch"] for r in rows if ok(r)), None)  # noqa: E731
     reached = lambda name: first(lambda r: (r["pairs"][name].get("train_acc") or 0) >= PAIR_ACC_TARGET)  # noqa: E731
+    pairs = last.get("pairs") or {}
     return {"id": folder.name, "acc_inferential": pair.get("inferential"), "acc_symmetric": pair.get("symmetric"),
             "seen_test_acc": last.get("seen_test_acc"), "label": pair.get("label"), "step": last.get("step"),
             "epochs_to_loss": first(lambda r: r.get("train_loss") is not None and r["train_loss"] <= LOSS_TARGET),
-            "epochs_to_pair_acc": {name: reached(name) for name, rec in last["pairs"].items() if rec.get("seen")}}
+            "epochs_to_pair_acc": {name: reached(name) for name, rec in pairs.items() if rec.get("seen")},
+            "headline": last.get("headline"), "delta_loss": last.get("delta_loss")}
 
 
 def reduce_runs(spec: SweepSpec, runs_dir: Path) -> dict:

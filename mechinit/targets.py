@@ -16,7 +16,7 @@ from safetensors.torch import load_file
 
 from mechinit import runs
 from mechinit.config import RunConfig
-from mechinit.model import build_model
+from mechinit.model import build_model, to_device
 from mechinit.tasks import make_task
 
 
@@ -44,7 +44,7 @@ def target_from_folder(folder: Path, weights: Path | None = None, name: str | No
     model = build_model(cfg.model, "cpu")
     runs.load_weights(model, weights)
     model.train(False)  # inference mode (no dropout here; kept explicit)
-    return Target(name or folder.name, model.to(device, print_details=False), cfg, snapshot_loaders(folder))
+    return Target(name or folder.name, to_device(model, device), cfg, snapshot_loaders(folder))
 
 
 def load_target(path: str | Path, device: str = "cpu") -> Target:

@@ -112,6 +112,15 @@ def log_eval(out: Path, task, cfg: RunConfig, plan, logits_fn, device: str, step
     return row
 
 
+def trim_padding(tokens: torch.Tensor, targets: torch.Tensor, positions: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """For per-position targets, cut the batch after its last position with a target: a causal
+    model's logits before it do not depend on the cut tokens, so the loss is the same, cheaper."""
+    if positions != "all":
+        return tokens, targets
+    last = int((targets != IGNORE).any(0).nonzero().max()) + 1
+    return tokens[:, :last], targets[:, :last]
+
+
 def model_logits(model, autocast, positions: str = "last"):
     """The logits function of ``model`` (fast path) under ``autocast``: at the last position
     (``[batch d_vocab]``) or at every position (``positions="all"``, ``[batch pos d_vocab]``)."""
@@ -176,9 +185,10 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
         idx = perm[i * cfg.train.batch_size : (i + 1) * cfg.train.batch_size]
         for group in opt.param_groups:
             group["lr"] = lr_at(step, cfg.train, plan)
+        batch_tokens, batch_targets = trim_padding(tokens[idx], targets[idx], task.target_positions)
         with autocast:
-            logits = logits_fn(tokens[idx]).float()
-        loss = torch.nn.functional.cross_entropy(logits.flatten(0, -2), targets[idx].flatten(), ignore_index=IGNORE)
+            logits = logits_fn(batch_tokens).float()
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, -2), batch_targets.flatten(), ignore_index=IGNORE)
         value = loss.item()
         if not math.isfinite(value):
             bar.close()

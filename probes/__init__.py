@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from probes import condensation, cosine_maps, embedding_spectrum, information_flow, representation_tsne
+from probes import condensation, cosine_maps, embedding_cosine, embedding_spectrum, information_flow, representation_tsne
 from probes.base import ProbeError, Result
 
 PROBES: dict[str, ModuleType] = {
@@ -19,6 +19,7 @@ PROBES: dict[str, ModuleType] = {
     "cosine_maps": cosine_maps,
     "condensation": condensation,
     "embedding_spectrum": embedding_spectrum,
+    "embedding_cosine": embedding_cosine,
 }
 
 
@@ -32,9 +33,24 @@ def get(name: str) -> ModuleType:
     return PROBES[name]
 
 
+def not_applicable(name: str, task) -> str | None:
+    """Why probe ``name`` cannot read a model of ``task`` (its ``TASKS``), or ``None``."""
+    tasks = getattr(get(name), "TASKS", None)
+    if tasks is not None and task.cfg.name not in tasks:
+        return f"probe {name} reads models of the {' / '.join(tasks)} task; this target's task is {task.cfg.name}"
+    return None
+
+
+def applicable(task) -> list[str]:
+    return [name for name in PROBES if not_applicable(name, task) is None]
+
+
 def run(name: str, model, task, snapshots=None, **overrides) -> Result:
     """Run probe ``name`` with its default Config updated by ``overrides``."""
     module = get(name)
+    reason = not_applicable(name, task)
+    if reason:
+        raise ProbeError(reason)
     cfg = module.Config().with_overrides(overrides, name)
     return module.run(model, task, cfg, snapshots=snapshots)
 
@@ -51,10 +67,11 @@ def split_overrides(sets: dict[str, str], names: list[str]) -> dict[str, dict[st
 
 
 def run_all(targets, names: list[str] | None = None, sets: dict[str, str] | None = None, progress: bool = False) -> dict[str, dict[str, Result]]:
-    """Every probe in ``names`` (default: all) on every target: ``{target.name: {probe: Result}}``."""
+    """Every probe in ``names`` (default: all that apply to the first target's task) on every target:
+    ``{target.name: {probe: Result}}``."""
     from tqdm.auto import tqdm
 
-    names = names or available()
+    names = names or (applicable(targets[0].task) if targets else available())
     for name in names:
         get(name)
     overrides = split_overrides(sets or {}, names)

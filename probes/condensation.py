@@ -16,6 +16,7 @@ import torch
 from probes.base import ProbeConfig, Result, check_layer, finite, require_attention
 
 NAME = "condensation"
+TASKS = None  # any task: reads W_Q of a layer
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from mechinit.tasks.anchor import ANCHORS, SHIFT, inferential_shift, pair_name
 from probes.base import ProbeConfig, ProbeError, Result, cache, check_layer, finite, require_attention, sequences
 
 NAME = "cosine_maps"
+TASKS = ("anchor",)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import torch
 from probes.base import ProbeConfig, ProbeError, Result, finite
 
 NAME = "embedding_spectrum"
+TASKS = ("anchor", "reasoning-memory")  # item tokens 20-99
 LINEAR_WEIGHTS = ("W_Q", "W_K", "W_V", "W_O")
 
 
@@ -55,7 +56,9 @@ def _spectrum(W_E: torch.Tensor, cfg: Config) -> dict:
 
 def linear_weights(model) -> dict[str, torch.Tensor]:
     out = {"embed.W_E": model.embed.W_E, "unembed.W_U": model.unembed.W_U}
-    for l, block in enumerate(model.blocks):
+    if not hasattr(model, "blocks"):  # Emb-MLP
+        out.update({"mlp.W_in": model.mlp.W_in, "mlp.W_out": model.mlp.W_out})
+    for l, block in enumerate(getattr(model, "blocks", [])):
         if hasattr(block, "attn"):
             for name in LINEAR_WEIGHTS:
                 w = getattr(block.attn, name)

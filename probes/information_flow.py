@@ -24,6 +24,7 @@ import torch
 from probes.base import ProbeConfig, ProbeError, Result, cache, check_layer, finite, require_attention, sequences
 
 NAME = "information_flow"
+TASKS = ("anchor",)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from mechinit.tasks.anchor import PAIRS, pair_name
 from probes.base import ProbeConfig, Result, cache, check_layer, finite
 
 NAME = "representation_tsne"
+TASKS = ("anchor",)
 
 
 @dataclass(frozen=True)

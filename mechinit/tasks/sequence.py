@@ -50,7 +50,7 @@ class Tokenizer:
         return [self.ids.get(w, unk) for w in words]
 
     def decode(self, ids) -> list[str]:
-        return [self.words[i] for i in ids]
+        return [self.words[i] if i < len(self.words) else UNK for i in ids]  # ids past the vocabulary (d_vocab is larger)
 
     def __len__(self) -> int:
         return len(self.words)
@@ -68,6 +68,8 @@ class SequenceTask:
 
     def __init__(self, cfg: TaskConfig, model_cfg: ModelConfig):
         self.cfg, self.model_cfg = cfg, model_cfg
+        if model_cfg.arch != "transformer":
+            raise ConfigError(f"task {cfg.name} is a sequence task and needs model.arch = 'transformer' (it is {model_cfg.arch!r})")
         train, self.eval_examples = self.load()
         if not train:
             raise ConfigError(f"task {cfg.name} has no training examples")
@@ -91,6 +93,13 @@ class SequenceTask:
         """What the run folder keeps in ``data.json``: the tokenizer and the data actually used."""
         return {"tokenizer": self.tokenizer.to_dict(), "n_train": self.n_train, "max_len": self.max_len,
                 "eval_sets": {k: len(v) for k, v in self.eval_sets().items()}}
+
+    def token_groups(self) -> dict[str, list[int]]:
+        """Token ids of the words met in training inputs and in training outputs (for
+        ``embedding_cosine``; a word in both is in both groups)."""
+        ins = {w for i, _ in self.all_train for w in i}
+        outs = {w for _, o in self.all_train for w in o}
+        return {"input words": sorted(self.tokenizer.encode(ins)), "output words": sorted(self.tokenizer.encode(outs))}
 
     # ------------------------------------------------------------------ tensors
     def encode(self, examples: list[Example]) -> tuple[torch.Tensor, torch.Tensor]:

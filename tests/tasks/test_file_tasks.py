@@ -1,0 +1,119 @@
+"""SCAN and COGS loaders on the real files, and the sequence-task machinery on them."""
+
+import pytest
+import torch
+
+from mechinit.config import ConfigError
+from mechinit.tasks import make_task
+from mechinit.tasks.sequence import IGNORE
+from mechinit.train import train
+from tests.conftest import build_cfg
+from tests.tasks.conftest import needs_data
+
+pytestmark = needs_data
+
+
+def scan_cfg(data, **sets):
+    return build_cfg(**{"task.name": "scan", "task.data_dir": str(data / "scan"), "model.n_ctx": 64, "model.d_vocab": 24,
+                        "model.norm": "pre", "model.n_heads": 2, **sets})
+
+
+def test_scan_addprim_split_reads_the_standard_files(shared_data):
+    task = make_task(scan_cfg(shared_data))
+    assert len(task.all_train) == 21890 and len(task.eval_examples["test"]) == 1208
+    assert task.all_train[0] == (("turn", "left"), ("I_TURN_LEFT",))
+    # add-prim: "turn left" is in training only as the bare primitive; every test command uses it
+    with_left = [i for i, _ in task.all_train if " ".join(i).count("turn left")]
+    assert with_left == [("turn", "left")] * len(with_left)
+    assert all("turn left" in " ".join(i) for i, _ in task.eval_examples["test"])
+    assert task.max_len == 59 and len(task.tokenizer) == 23  # 13 command words, 6 actions, 4 specials
+
+
+def test_scan_simple_split_and_bad_split(shared_data):
+    task = make_task(scan_cfg(shared_data, **{"task.split": "simple"}))
+    assert (len(task.all_train), len(task.eval_examples["test"])) == (16728, 4182)
+    with pytest.raises(ConfigError, match="task.split = 'jump' is not allowed for scan"):
+        make_task(scan_cfg(shared_data, **{"task.split": "jump"}))
+
+
+def test_cogs_reads_train_and_test_and_has_no_gen_without_the_file(shared_data):
+    cfg = build_cfg(**{"task.name": "cogs", "task.data_dir": str(shared_data / "cogs"), "model.n_ctx": 256, "model.d_vocab": 840})
+    task = make_task(cfg)
+    assert len(task.all_train) == 24155 and len(task.eval_examples["test"]) == 3000
+    assert "gen" not in task.eval_examples  # the shared copy has no gen.tsv: no gen numbers at all
+    sentence, form = task.all_train[0]
+    assert sentence[:3] == ("A", "rose", "was") and form[:4] == ("rose", "(", "x", "_")
+    assert task.max_len == 177 and len(task.tokenizer) == 835
+
+
+def test_missing_files_name_the_file_and_the_folder(tmp_path, shared_data):
+    with pytest.raises(ConfigError, match=r"tasks_train_addprim_turn_left.txt not found in .*empty \(task.data_dir\)"):
+        make_task(build_cfg(**{"task.name": "scan", "task.data_dir": str(tmp_path / "empty"), "model.n_ctx": 64, "model.d_vocab": 24}))
+    with pytest.raises(ConfigError, match="set task.data_dir"):
+        make_task(build_cfg(**{"task.name": "cogs", "model.n_ctx": 256, "model.d_vocab": 840}))
+    with pytest.raises(ConfigError, match=r"set model.d_vocab >= 23"):
+        make_task(scan_cfg(shared_data, **{"model.d_vocab": 16}))
+    with pytest.raises(ConfigError, match=r"set model.n_ctx >= 59"):
+        make_task(scan_cfg(shared_data, **{"model.n_ctx": 32}))
+
+
+def test_targets_sit_on_output_positions_only(shared_data):
+    task = make_task(scan_cfg(shared_data))
+    (inp, out), = [e for e in task.all_train if e[0] == ("jump", "twice")]
+    tokens, targets = task.encode([(inp, out)])
+    t = task.tokenizer
+    assert tokens[0, :6].tolist() == t.encode(["jump", "twice", "<sep>", "I_JUMP", "I_JUMP", "<eos>"])
+    assert targets[0, :6].tolist() == [IGNORE, IGNORE, t.ids["I_JUMP"], t.ids["I_JUMP"], t.ids["<eos>"], IGNORE]
+    assert (targets[0, 6:] == IGNORE).all() and (tokens[0, 6:] == t.ids["<pad>"]).all()
+
+
+def test_greedy_decoding_of_a_perfect_oracle_scores_exact_match_one(shared_data):
+    """A logits function that knows the answers must score 1.0 on every set; a wrong one 0.0."""
+    task = make_task(scan_cfg(shared_data, **{"task.n_eval": 40, "task.n_eval_train": 20}))
+    answers = {tuple(task.tokenizer.encode(i)): task.tokenizer.encode(o) + [task.tokenizer.ids["<eos>"]]
+               for i, o in task.all_train + task.eval_examples["test"]}
+    sep = task.tokenizer.ids["<sep>"]
+
+    def oracle(tokens):
+        logits = torch.zeros(*tokens.shape, 24)
+        for row, seq in enumerate(tokens.tolist()):
+            cut = seq.index(sep)
+            answer = answers[tuple(seq[:cut])]
+            for p in range(cut, len(seq)):
+                k = p - cut
+                logits[row, p, answer[k] if k < len(answer) else 0] = 1.0
+        return logits
+
+    metrics = task.evaluate(oracle)
+    assert metrics["exact_match"] == {"test": 1.0, "train": 1.0} and metrics["headline"] == 1.0
+    wrong = task.evaluate(lambda tokens: torch.zeros(*tokens.shape, 24).index_fill_(-1, torch.tensor([4]), 1.0))
+    assert wrong["exact_match"] == {"test": 0.0, "train": 0.0}
+
+
+def test_a_scan_run_trains_and_improves(tmp_path, shared_data):
+    cfg = scan_cfg(shared_data, **{"task.n_train": 2000, "task.n_eval": 50, "task.n_eval_train": 50, "train.epochs": 3,
+                                   "train.batch_size": 64, "train.lr": 3e-3})
+    row = train(cfg, tmp_path / "run", quiet=True)
+    assert (tmp_path / "run" / "data.json").is_file()
+    from mechinit import runs
+    first = runs.read_metrics(tmp_path / "run")[0]
+    assert row["loss"]["train"] < 0.6 * first["loss"]["train"]
+    assert runs.read_json(tmp_path / "run" / "data.json")["tokenizer"]["words"][:4] == ["<pad>", "<sep>", "<eos>", "<unk>"]
+
+
+def test_train_and_probe_a_sequence_task_through_the_cli(tmp_path, shared_data, capsys):
+    import json
+
+    from cli import main
+
+    run = tmp_path / "scan-run"
+    assert main(["train", "--preset", "scan", "--set", f"task.data_dir={shared_data / 'scan'}", "--set", "model.d_model=32",
+                 "--set", "model.d_head=8", "--set", "model.d_mlp=64", "--set", "task.n_train=512", "--set", "task.n_eval=20",
+                 "--set", "task.n_eval_train=20", "--set", "train.epochs=1", "--out", str(run), "--quiet"]) == 0
+    assert "verdict: exact match: test" in capsys.readouterr().out
+    assert main(["probe", str(run), "--out", str(tmp_path / "probe"), "--quiet"]) == 0
+    results = json.loads((tmp_path / "probe" / "results.json").read_text())["scan-run"]
+    assert list(results) == ["condensation", "embedding_cosine"]  # the anchor-task probes do not apply
+    assert set(results["embedding_cosine"]["numbers"]["groups"]) == {"input words", "output words"}
+    assert main(["probe", str(run), "--probe", "information_flow", "--out", str(tmp_path / "p2"), "--quiet"]) == 2
+    assert "reads models of the anchor task" in capsys.readouterr().err

@@ -129,9 +129,9 @@ class TaskConfig(_Section):
     chain_length: int = 3
 
     def __post_init__(self):
-        from mechinit.tasks import TASKS
+        from mechinit.tasks import registered
 
-        _choice("task", "name", self.name, tuple(TASKS))
+        _choice("task", "name", self.name, tuple(registered()))
         _choice("task", "variant", self.variant, ("paper", "app-e", "app-g"))
         for name in ("n_train", "n_eval", "n_eval_train"):
             _positive("task", name, getattr(self, name))

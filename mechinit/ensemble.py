@@ -41,11 +41,11 @@ SHARED_TRAIN = ("batch_size", "epochs", "steps", "beta1", "beta2", "eps", "eval_
 
 def unsupported(cfg: RunConfig) -> str | None:
     """Why ``cfg`` cannot train in an ensemble at all, or ``None``."""
-    from mechinit.tasks import TASKS
+    from mechinit.tasks import registered
 
     if cfg.model.arch != "transformer":
         return f"ensembles train transformers only (model.arch = {cfg.model.arch!r})"
-    if getattr(TASKS[cfg.task.name], "target_positions", "last") != "last":
+    if getattr(registered()[cfg.task.name], "target_positions", "last") != "last":
         return f"ensembles train last-token tasks only (task {cfg.task.name} has targets at every position)"
     return None
 

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 from probes import condensation, cosine_maps, embedding_cosine, embedding_spectrum, information_flow, representation_tsne
 from probes.base import ProbeError, Result
@@ -23,11 +23,38 @@ PROBES: dict[str, ModuleType] = {
 }
 
 
+def register(name: str, run, Config: type, hooks=None, tasks: tuple[str, ...] | None = None) -> None:
+    """Add a probe from user code: ``run(model, task, cfg, snapshots=None) -> Result``, its ``Config``
+    dataclass (a :class:`ProbeConfig`), the hooks it reads (``hooks(model, cfg) -> list``; default
+    none) and the task names it applies to (``None``: any). A name that exists is an error."""
+    from probes.base import ProbeConfig
+
+    if name in PROBES:
+        raise ProbeError(f"probe {name!r} is already registered ({getattr(PROBES[name], '__name__', name)})")
+    if not (isinstance(Config, type) and issubclass(Config, ProbeConfig)) or not callable(run):
+        raise ProbeError(f"probe {name!r}: needs a callable run and a Config subclassing probes.base.ProbeConfig")
+    PROBES[name] = SimpleNamespace(__name__=getattr(run, "__module__", name), NAME=name, run=run, Config=Config,
+                                   hooks=hooks or (lambda model, cfg: []), TASKS=tasks)
+
+
+def _register_module(name: str, module) -> None:
+    """A ``mechinit.probes`` entry point: a module with ``Config`` and ``run`` (``hooks``, ``TASKS`` optional)."""
+    register(name, module.run, module.Config, getattr(module, "hooks", None), getattr(module, "TASKS", None))
+
+
+def _plugins() -> None:
+    from mechinit import plugins
+
+    plugins.load("mechinit.probes", _register_module)
+
+
 def available() -> list[str]:
+    _plugins()
     return list(PROBES)
 
 
 def get(name: str) -> ModuleType:
+    _plugins()
     if name not in PROBES:
         raise ProbeError(f"unknown probe {name!r}; available: {available()}")
     return PROBES[name]
@@ -42,7 +69,7 @@ def not_applicable(name: str, task) -> str | None:
 
 
 def applicable(task) -> list[str]:
-    return [name for name in PROBES if not_applicable(name, task) is None]
+    return [name for name in available() if not_applicable(name, task) is None]
 
 
 def run(name: str, model, task, snapshots=None, **overrides) -> Result:
@@ -86,4 +113,4 @@ def run_all(targets, names: list[str] | None = None, sets: dict[str, str] | None
     return results
 
 
-__all__ = ["PROBES", "run_all", "split_overrides", "ProbeError", "Result", "available", "get", "run"]
+__all__ = ["PROBES", "run_all", "split_overrides", "ProbeError", "Result", "available", "applicable", "get", "register", "run"]

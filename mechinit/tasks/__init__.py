@@ -25,6 +25,26 @@ TASKS: dict[str, type] = {
 }
 
 
+def register(name: str, task_class: type) -> None:
+    """Add a task under ``name`` (user code or a ``mechinit.tasks`` entry point); a name that
+    exists is an error. The class follows the contract in this module's docstring."""
+    from mechinit.config import ConfigError
+
+    if name in TASKS:
+        raise ConfigError(f"task {name!r} is already registered ({TASKS[name].__module__}.{TASKS[name].__name__})")
+    if not isinstance(task_class, type) or not all(hasattr(task_class, a) for a in ("train_set", "evaluate", "verdict")):
+        raise ConfigError(f"task {name!r}: {task_class!r} is not a task class (needs train_set, evaluate and verdict)")
+    TASKS[name] = task_class
+
+
+def registered() -> dict[str, type]:
+    """Every task, the ``mechinit.tasks`` entry points included."""
+    from mechinit import plugins
+
+    plugins.load("mechinit.tasks", register)
+    return TASKS
+
+
 def make_task(run_cfg):
     """The task object of a :class:`~mechinit.config.RunConfig`."""
-    return TASKS[run_cfg.task.name](run_cfg.task, run_cfg.model)
+    return registered()[run_cfg.task.name](run_cfg.task, run_cfg.model)

@@ -16,6 +16,7 @@ an interrupted ensemble from scratch.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from pathlib import Path
@@ -90,11 +91,17 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
         prepare_out(out, cfg, table, trained_with=with_ids, task=task)
         runs.save_weights(runs.snapshot_path(out, 0), model)
     named = [dict(m.named_parameters()) for m in models]
-    params = {n: torch.stack([d[n].detach() for d in named]).requires_grad_(p.requires_grad)
-              for n, p in models[0].named_parameters()}
-    trainable = {n: p for n, p in params.items() if p.requires_grad}
-    exp_avg = {n: torch.zeros_like(p) for n, p in trainable.items()}
-    exp_avg_sq = {n: torch.zeros_like(p) for n, p in trainable.items()}
+    frozen = {n: torch.stack([d[n].detach() for d in named]) for n, p in models[0].named_parameters() if not p.requires_grad}
+    shapes = {n: tuple(p.shape) for n, p in models[0].named_parameters() if p.requires_grad}
+    # every member's trainable parameters in one row of one leaf tensor [member n_params]: AdamW and
+    # clipping are then a handful of kernels, whatever the number of parameter tensors
+    flat = torch.stack([torch.cat([d[n].detach().flatten() for n in shapes]) for d in named]).requires_grad_(True)
+    offsets = dict(zip(shapes, itertools.accumulate((math.prod(s) for s in shapes.values()), initial=0)))
+
+    def unflat(t: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {n: t[:, offsets[n] : offsets[n] + math.prod(s)].unflatten(1, s) for n, s in shapes.items()}
+
+    exp_avg, exp_avg_sq = torch.zeros_like(flat), torch.zeros_like(flat)
     data = [task.train_set(c.train.seed + DATA_SEED_OFFSET) for c in cfgs]
     tokens_all = torch.stack([d[0] for d in data]).to(device)
     targets_all = torch.stack([d[1] for d in data]).to(device)
@@ -106,6 +113,7 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
 
     def sync_models() -> None:
         with torch.no_grad():
+            params = {**unflat(flat), **frozen}
             for k, d in enumerate(named):
                 for n, p in d.items():
                     p.copy_(params[n][k])
@@ -127,20 +135,18 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
             perms = torch.stack([epoch_permutation(c.train.seed, epoch, n_train) for c in cfgs]).to(device)
         idx = perms[:, i * bs : (i + 1) * bs]
         with autocast:
-            logits = stacked_logits(params, tl_cfg, tokens_all[arange, idx]).float()
+            logits = stacked_logits({**unflat(flat), **frozen}, tl_cfg, tokens_all[arange, idx]).float()
         losses = F.cross_entropy(logits.flatten(0, 1), targets_all[arange, idx].flatten(), reduction="none").view(n_members, -1).mean(1)
         values = losses.detach().cpu()
         if not torch.isfinite(values).all():
             bad = [run_id(cfgs[k]) for k, v in enumerate(values.tolist()) if not math.isfinite(v)]
             raise TrainingDiverged(f"ensemble members {bad} diverged at step {step}")
         losses.sum().backward()
-        grads = {n: p.grad for n, p in trainable.items()}
-        _clip_per_member(grads, clip)
+        grad, flat.grad = flat.grad, None
+        _clip_per_member(grad, clip)
         lr = torch.tensor([lr_at(step, c.train, p) for c, p in zip(cfgs, plans)], device=device)
         with torch.no_grad():
-            _adamw_step(trainable, grads, exp_avg, exp_avg_sq, step + 1, lr, wd, t0.beta1, t0.beta2, t0.eps)
-        for p in trainable.values():
-            p.grad = None
+            _adamw_step(flat, grad, exp_avg, exp_avg_sq, step + 1, lr, wd, t0.beta1, t0.beta2, t0.eps)
         loss_sum, n_loss = loss_sum + values, n_loss + 1
         done = step + 1
         if done in plan.snapshots or done % plan.eval_every == 0 or done == plan.total_steps:
@@ -158,27 +164,19 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
     return rows
 
 
-def _per_member(x: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
-    return x.reshape(-1, *([1] * (like.dim() - 1)))
-
-
-def _clip_per_member(grads: dict[str, torch.Tensor], max_norm: torch.Tensor) -> None:
-    """``clip_grad_norm_`` per member: total 2-norm over that member's gradients."""
-    norms = torch.stack([torch.linalg.vector_norm(g.flatten(1), dim=1) for g in grads.values()], dim=1)
-    total = torch.linalg.vector_norm(norms, dim=1)
+def _clip_per_member(grad: torch.Tensor, max_norm: torch.Tensor) -> None:
+    """``clip_grad_norm_`` per member (one row of ``grad`` [member n_params] each)."""
+    total = torch.linalg.vector_norm(grad, dim=1)
     coef = torch.where(max_norm > 0, (max_norm / (total + 1e-6)).clamp(max=1.0), torch.ones_like(total))
-    for g in grads.values():
-        g.mul_(_per_member(coef, g))
+    grad.mul_(coef[:, None])
 
 
-def _adamw_step(params, grads, exp_avg, exp_avg_sq, step: int, lr, wd, beta1: float, beta2: float, eps: float) -> None:
-    """``torch.optim.AdamW``'s update with a learning rate and weight decay per member."""
+def _adamw_step(p, g, m, v, step: int, lr, wd, beta1: float, beta2: float, eps: float) -> None:
+    """``torch.optim.AdamW``'s update on [member n_params] rows, with a learning rate and weight decay per member."""
     bias1, bias2 = 1 - beta1**step, 1 - beta2**step
-    for name, p in params.items():
-        g, m, v = grads[name], exp_avg[name], exp_avg_sq[name]
-        lr_k, wd_k = _per_member(lr, p), _per_member(wd, p)
-        p.mul_(1 - lr_k * wd_k)
-        m.lerp_(g, 1 - beta1)
-        v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-        denom = (v.sqrt() / math.sqrt(bias2)).add_(eps)
-        p.sub_(lr_k / bias1 * m / denom)
+    lr_k, wd_k = lr[:, None], wd[:, None]
+    p.mul_(1 - lr_k * wd_k)
+    m.lerp_(g, 1 - beta1)
+    v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+    denom = (v.sqrt() / math.sqrt(bias2)).add_(eps)
+    p.sub_(lr_k / bias1 * m / denom)

@@ -102,7 +102,7 @@ def card(name: str, zoo_dir: str | Path | None = None) -> dict:
 
 def list_entries(zoo_dir: str | Path | None = None, **filters):
     """A pandas DataFrame, one row per entry (first zoo folder wins on duplicate ids), filtered by
-    equality on summary columns (``gamma=0.8``; strings are compared as text)."""
+    equality on summary columns (``gamma=0.8``; numbers to 1e-9 relative, strings as text)."""
     import pandas as pd
 
     rows, seen = [], set()
@@ -122,7 +122,11 @@ def list_entries(zoo_dir: str | Path | None = None, **filters):
             break
         if key not in table.columns:
             raise ZooError(f"unknown zoo column {key!r}; columns: {sorted(table.columns)}")
-        table = table[table[key].astype(str) == str(value)] if isinstance(value, str) and not _is_number(value) else table[table[key] == float(value)]
+        if isinstance(value, str) and not _is_number(value):
+            table = table[table[key].astype(str) == str(value)]
+        else:  # numbers match to 1e-9 relative, so a metric like 0.1 + 0.2 still equals 0.3
+            column = pd.to_numeric(table[key], errors="coerce")
+            table = table[(column - float(value)).abs() <= 1e-9 * max(1.0, abs(float(value)))]
     return table.reset_index(drop=True)
 
 

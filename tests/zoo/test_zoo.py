@@ -67,6 +67,9 @@ def test_list_filters_and_missing_metrics_are_null(run_dir, zoo_dir, tmp_path):
     assert set(table.zoo_dir) <= {str(zoo_dir), str(zoo.store.SHIPPED)}  # the (empty) user zoo adds nothing
     assert list(zoo.list(zoo_dir=zoo_dir, gamma=0.5)["gamma"]) == [0.5]
     assert list(zoo.list(zoo_dir=zoo_dir, gamma="0.8")["gamma"]) == [0.8]
+    assert 0.7 - 0.2 != 0.5 and list(zoo.list(zoo_dir=zoo_dir, gamma=0.7 - 0.2)["gamma"]) == [0.5]  # float arithmetic still matches
+    assert zoo.list(zoo_dir=zoo_dir, gamma=0.5000001).empty
+    assert list(zoo.list(zoo_dir=zoo_dir, task="anchor", arch="transformer")["arch"]) == ["transformer"] * 2
     row = zoo.list(zoo_dir=zoo_dir, gamma=0.5).iloc[0]
     assert pd.isna(row["seen_test_acc"]) and pd.isna(row["verdict_43"])  # pandas' missing marker, not a number
     index = json.loads((zoo_dir / "index.json").read_text())

@@ -117,3 +117,25 @@ def test_train_and_probe_a_sequence_task_through_the_cli(tmp_path, shared_data, 
     assert set(results["embedding_cosine"]["numbers"]["groups"]) == {"input words", "output words"}
     assert main(["probe", str(run), "--probe", "information_flow", "--out", str(tmp_path / "p2"), "--quiet"]) == 2
     assert "reads models of the anchor task" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, sets", [
+    ("addition", {"model.n_ctx": 16, "model.d_vocab": 16}),
+    ("prontoqa", {"model.n_ctx": 48, "model.d_vocab": 40}),
+    ("reasoning-memory", {}),
+    ("cogs", {"model.n_ctx": 180, "model.d_vocab": 840, "task.data_dir": "cogs"}),
+])
+def test_every_task_trains_through_the_cli(name, sets, tmp_path, shared_data, capsys):
+    from cli import main
+
+    sets = {k: (str(shared_data / v) if k == "task.data_dir" else v) for k, v in sets.items()}
+    args = ["train", "--preset", "tiny", "--set", f"task.name={name}", "--set", "task.n_train=512", "--set", "task.n_eval=16",
+            "--set", "task.n_eval_train=16", "--set", "train.batch_size=64", "--set", "train.epochs=2"]
+    for key, value in sets.items():
+        args += ["--set", f"{key}={value}"]
+    assert main([*args, "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    from mechinit import runs
+
+    rows = runs.read_metrics(tmp_path / "run")
+    assert rows[-1]["step"] == 16 and rows[-1]["train_loss"] < rows[1]["train_loss"] * 1.05
+    assert rows[-1]["headline"] is not None and "verdict" in capsys.readouterr().out

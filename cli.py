@@ -190,7 +190,8 @@ def _sweep(args) -> int:
     report = write_report(args.out, summary)
     for cell in summary["cells"]:
         axes = " ".join(f"{k}={v}" for k, v in cell["axes"].items())
-        nums = " ".join(f"{m}={_short(cell[m]['mean']) if cell[m]['mean'] is not None else 'null'}" for m in ("acc_inferential", "acc_symmetric", "seen_test_acc"))
+        shown = [m for m in ("acc_inferential", "acc_symmetric", "seen_test_acc", "delta_loss") if cell[m]["mean"] is not None]
+        nums = " ".join(f"{m}={_short(cell[m]['mean']) if cell[m]['mean'] is not None else 'null'}" for m in ("headline", *shown))
         print(f"{axes}: {nums}")
     for name, log in summary["failed"].items():
         print(f"failed: {name} (log: {log})")

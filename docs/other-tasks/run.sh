@@ -24,3 +24,6 @@ mkdir -p "$logs"
     --out sweeps/c10-scan --jobs 1 --quiet > "$logs/c10-scan.log" 2>&1
 ) &
 wait
+# C9 variant (run after the queues above): 12 memory anchors instead of 4 (960 memorised (anchor, key) labels)
+# mechinit sweep --preset reasoning-memory --set task.memory_anchors=12 --set sweep.train.seed=0,1,2 \
+#   --set sweep.init.gamma=0.3,0.5,0.8,1.0 --out sweeps/c9-memory12 --jobs 2 --quiet

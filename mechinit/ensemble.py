@@ -16,7 +16,6 @@ an interrupted ensemble from scratch.
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from pathlib import Path
@@ -93,14 +92,13 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
     named = [dict(m.named_parameters()) for m in models]
     frozen = {n: torch.stack([d[n].detach() for d in named]) for n, p in models[0].named_parameters() if not p.requires_grad}
     shapes = {n: tuple(p.shape) for n, p in models[0].named_parameters() if p.requires_grad}
-    # every member's trainable parameters in one row of one leaf tensor [member n_params]: AdamW and
-    # clipping are then a handful of kernels, whatever the number of parameter tensors
-    flat = torch.stack([torch.cat([d[n].detach().flatten() for n in shapes]) for d in named]).requires_grad_(True)
-    offsets = dict(zip(shapes, itertools.accumulate((math.prod(s) for s in shapes.values()), initial=0)))
-
-    def unflat(t: torch.Tensor) -> dict[str, torch.Tensor]:
-        return {n: t[:, offsets[n] : offsets[n] + math.prod(s)].unflatten(1, s) for n, s in shapes.items()}
-
+    # one flat buffer holds every trainable parameter of every member, one contiguous
+    # [member ...] block per parameter; the parameters are leaf views into it, so AdamW and
+    # clipping run on the buffer in a handful of kernels, whatever the number of tensors
+    flat = torch.cat([torch.stack([d[n].detach() for d in named]).flatten() for n in shapes])
+    sizes = [n_members * math.prod(s) for s in shapes.values()]
+    params = {n: block.view(n_members, *s).requires_grad_(True) for (n, s), block in zip(shapes.items(), flat.split(sizes))}
+    member_of = torch.cat([torch.arange(n_members, device=device).repeat_interleave(math.prod(s)) for s in shapes.values()])
     exp_avg, exp_avg_sq = torch.zeros_like(flat), torch.zeros_like(flat)
     data = [task.train_set(c.train.seed + DATA_SEED_OFFSET) for c in cfgs]
     tokens_all = torch.stack([d[0] for d in data]).to(device)
@@ -113,10 +111,10 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
 
     def sync_models() -> None:
         with torch.no_grad():
-            params = {**unflat(flat), **frozen}
+            every = {**params, **frozen}
             for k, d in enumerate(named):
                 for n, p in d.items():
-                    p.copy_(params[n][k])
+                    p.copy_(every[n][k])
 
     def evaluate(step, elapsed, losses, samples_per_s) -> list[dict]:
         rows = []
@@ -135,18 +133,20 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
             perms = torch.stack([epoch_permutation(c.train.seed, epoch, n_train) for c in cfgs]).to(device)
         idx = perms[:, i * bs : (i + 1) * bs]
         with autocast:
-            logits = stacked_logits({**unflat(flat), **frozen}, tl_cfg, tokens_all[arange, idx]).float()
+            logits = stacked_logits({**params, **frozen}, tl_cfg, tokens_all[arange, idx]).float()
         losses = F.cross_entropy(logits.flatten(0, 1), targets_all[arange, idx].flatten(), reduction="none").view(n_members, -1).mean(1)
         values = losses.detach().cpu()
         if not torch.isfinite(values).all():
             bad = [run_id(cfgs[k]) for k, v in enumerate(values.tolist()) if not math.isfinite(v)]
             raise TrainingDiverged(f"ensemble members {bad} diverged at step {step}")
         losses.sum().backward()
-        grad, flat.grad = flat.grad, None
-        _clip_per_member(grad, clip)
+        grad = torch.cat([p.grad.flatten() for p in params.values()])
+        for p in params.values():
+            p.grad = None
+        _clip_per_member(grad, member_of, clip)
         lr = torch.tensor([lr_at(step, c.train, p) for c, p in zip(cfgs, plans)], device=device)
         with torch.no_grad():
-            _adamw_step(flat, grad, exp_avg, exp_avg_sq, step + 1, lr, wd, t0.beta1, t0.beta2, t0.eps)
+            _adamw_step(flat, grad, exp_avg, exp_avg_sq, step + 1, lr[member_of], wd[member_of], t0.beta1, t0.beta2, t0.eps)
         loss_sum, n_loss = loss_sum + values, n_loss + 1
         done = step + 1
         if done in plan.snapshots or done % plan.eval_every == 0 or done == plan.total_steps:
@@ -164,19 +164,18 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
     return rows
 
 
-def _clip_per_member(grad: torch.Tensor, max_norm: torch.Tensor) -> None:
-    """``clip_grad_norm_`` per member (one row of ``grad`` [member n_params] each)."""
-    total = torch.linalg.vector_norm(grad, dim=1)
+def _clip_per_member(grad: torch.Tensor, member_of: torch.Tensor, max_norm: torch.Tensor) -> None:
+    """``clip_grad_norm_`` per member: ``grad`` is the flat buffer, ``member_of`` each element's member."""
+    total = torch.zeros_like(max_norm).index_add_(0, member_of, grad * grad).sqrt()
     coef = torch.where(max_norm > 0, (max_norm / (total + 1e-6)).clamp(max=1.0), torch.ones_like(total))
-    grad.mul_(coef[:, None])
+    grad.mul_(coef[member_of])
 
 
 def _adamw_step(p, g, m, v, step: int, lr, wd, beta1: float, beta2: float, eps: float) -> None:
-    """``torch.optim.AdamW``'s update on [member n_params] rows, with a learning rate and weight decay per member."""
+    """``torch.optim.AdamW``'s update on the flat buffer, with a learning rate and weight decay per element."""
     bias1, bias2 = 1 - beta1**step, 1 - beta2**step
-    lr_k, wd_k = lr[:, None], wd[:, None]
-    p.mul_(1 - lr_k * wd_k)
+    p.mul_(1 - lr * wd)
     m.lerp_(g, 1 - beta1)
     v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
     denom = (v.sqrt() / math.sqrt(bias2)).add_(eps)
-    p.sub_(lr_k / bias1 * m / denom)
+    p.sub_(lr / bias1 * m / denom)

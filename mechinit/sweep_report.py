@@ -9,40 +9,59 @@ from mechinit.runs import atomic_write_bytes
 SHADE_BELOW = 0.9  # the paper shades cells whose seen-pair test accuracy is below 90%
 
 
+ANCHOR_METRICS = (("acc_symmetric", "symmetric mapping"), ("acc_inferential", "inferential mapping"))
+OTHER_METRICS = (("headline", "the task's headline metric"), ("delta_loss", "ΔL = L_memory − L_reasoning"))
+
+
+def _mean(cell: dict, metric: str):
+    return (cell.get(metric) or {}).get("mean")
+
+
+def shown_metrics(cells: list[dict]) -> tuple[bool, list[tuple[str, str]]]:
+    """``(anchor, metrics)``: the (4,3) mappings for anchor-task sweeps, else the task's headline
+    (and ΔL for reasoning-memory) — whichever have numbers."""
+    if any(_mean(c, "acc_inferential") is not None for c in cells):
+        return True, list(ANCHOR_METRICS)
+    return False, [(m, t) for m, t in OTHER_METRICS if any(_mean(c, m) is not None for c in cells)]
+
+
 def figures(summary: dict) -> list:
     import plotly.graph_objects as go
 
     axes, cells = summary["axes"], summary["cells"]
+    anchor, metrics = shown_metrics(cells)
+    pair = summary["spec"]["pair"]
     figs = []
     if len(axes) >= 2:
         x_key, y_key = axes[0], axes[1]
         xs = sorted({c["axes"][x_key] for c in cells})
         ys = sorted({c["axes"][y_key] for c in cells})
         lookup = {(c["axes"][x_key], c["axes"][y_key]): c for c in cells}
-        for metric, title in (("acc_symmetric", "symmetric mapping"), ("acc_inferential", "inferential mapping")):
-            z = [[(lookup.get((x, y)) or {}).get(metric, {}).get("mean") for x in xs] for y in ys]
+        for metric, title in metrics:
+            z = [[_mean(lookup.get((x, y)) or {}, metric) for x in xs] for y in ys]
             hover = [[", ".join(r["id"] for r in (lookup.get((x, y)) or {}).get("runs", [])) for x in xs] for y in ys]
-            fig = go.Figure(go.Heatmap(z=z, x=[str(x) for x in xs], y=[str(y) for y in ys], zmin=0, zmax=1, colorscale="Viridis",
+            bounds = {"zmin": 0, "zmax": 1} if metric != "delta_loss" else {}
+            fig = go.Figure(go.Heatmap(z=z, x=[str(x) for x in xs], y=[str(y) for y in ys], colorscale="Viridis", **bounds,
                                        text=hover, hovertemplate="%{x}, %{y}: %{z}<br>%{text}<extra></extra>"))
-            for (x, y), c in lookup.items():
-                seen = c["seen_test_acc"]["mean"]
-                if seen is None or seen < SHADE_BELOW:
-                    fig.add_shape(type="rect", x0=xs.index(x) - 0.5, x1=xs.index(x) + 0.5, y0=ys.index(y) - 0.5, y1=ys.index(y) + 0.5,
-                                  fillcolor="grey", opacity=0.6, line_width=0)
-            fig.update_layout(title=f"({summary['spec']['pair']}) accuracy under the {title} (grey: seen-pair test < {SHADE_BELOW:.0%})",
-                              xaxis_title=x_key, yaxis_title=y_key)
+            if anchor:
+                for (x, y), c in lookup.items():
+                    seen = c["seen_test_acc"]["mean"]
+                    if seen is None or seen < SHADE_BELOW:
+                        fig.add_shape(type="rect", x0=xs.index(x) - 0.5, x1=xs.index(x) + 0.5, y0=ys.index(y) - 0.5, y1=ys.index(y) + 0.5,
+                                      fillcolor="grey", opacity=0.6, line_width=0)
+            name = f"({pair}) accuracy under the {title} (grey: seen-pair test < {SHADE_BELOW:.0%})" if anchor else title
+            fig.update_layout(title=name, xaxis_title=x_key, yaxis_title=y_key)
             figs.append(fig)
-    if axes:
+    if len(axes) == 1:
         x_key = axes[0]
         fig = go.Figure()
-        for metric, name in (("acc_inferential", "inferential"), ("acc_symmetric", "symmetric")):
-            pts = sorted(((c["axes"][x_key], c[metric]) for c in cells if len(axes) == 1), key=lambda p: p[0])
-            fig.add_trace(go.Scatter(x=[p[0] for p in pts], y=[p[1]["mean"] for p in pts], name=name, mode="lines+markers",
-                                     error_y=dict(type="data", array=[p[1]["std"] for p in pts])))
-        fig.update_layout(title=f"({summary['spec']['pair']}) accuracy against {x_key} (mean ± std over {summary['spec']['mean_over']})",
-                          xaxis_title=x_key, yaxis_title="accuracy")
-        if len(axes) == 1:
-            figs.append(fig)
+        for metric, title in metrics:
+            pts = sorted(((c["axes"][x_key], c.get(metric) or {}) for c in cells), key=lambda p: p[0])
+            fig.add_trace(go.Scatter(x=[p[0] for p in pts], y=[p[1].get("mean") for p in pts], name=title, mode="lines+markers",
+                                     error_y=dict(type="data", array=[p[1].get("std") for p in pts])))
+        what = f"({pair}) accuracy" if anchor else "headline metrics"
+        fig.update_layout(title=f"{what} against {x_key} (mean ± std over {summary['spec']['mean_over']})", xaxis_title=x_key)
+        figs.append(fig)
     figs += speed_figures(summary)
     return figs
 
@@ -54,7 +73,7 @@ def speed_figures(summary: dict) -> list:
     import plotly.graph_objects as go
 
     axes, cells = summary["axes"], summary["cells"]
-    if not axes or all(c["epochs_to_loss"]["mean"] is None for c in cells):
+    if not axes or all(_mean(c, "epochs_to_loss") is None for c in cells):
         return []
     x_key = axes[0]
     series = {}
@@ -74,7 +93,8 @@ def speed_figures(summary: dict) -> list:
         means = [None if any(e is None for e in per_pair[n]) else sum(per_pair[n]) / len(per_pair[n]) for n in names]
         fig19.add_trace(go.Bar(x=[f"({n})" for n in names], y=means, name=", ".join(f"{k}={v}" for k, v in c["axes"].items())))
     fig19.update_layout(title="epochs for each seen pair to reach 60% training accuracy", yaxis_title="epochs", barmode="group")
-    return [fig18, fig19]
+    has_pairs = any(r.get("epochs_to_pair_acc") for c in cells for r in c["runs"])
+    return [fig18, fig19] if has_pairs else [fig18]
 
 
 def write_report(out_dir: str | Path, summary: dict) -> Path:

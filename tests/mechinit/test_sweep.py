@@ -157,3 +157,19 @@ def test_an_ensemble_sweep_writes_normal_runs_close_to_solo_ones(tmp_path):
     for a, b in zip(together["cells"], alone["cells"]):
         assert a["axes"] == b["axes"]
         assert a["seen_test_acc"]["mean"] == pytest.approx(b["seen_test_acc"]["mean"], abs=0.02)
+
+
+def test_report_of_a_non_anchor_sweep_draws_the_headline():
+    from mechinit.sweep_report import figures
+
+    def cell(g, wd, headline):
+        none = {"mean": None, "std": None, "n": 0}
+        return {"axes": {"init.gamma": g, "train.weight_decay": wd}, "runs": [{"id": f"r{g}{wd}", "epochs_to_pair_acc": {}}],
+                "acc_inferential": none, "acc_symmetric": none, "seen_test_acc": none, "epochs_to_loss": none,
+                "headline": {"mean": headline, "std": 0.0, "n": 3}, "delta_loss": none}
+
+    summary = {"axes": ["init.gamma", "train.weight_decay"], "spec": {"pair": "4,3", "mean_over": ["train.seed"]},
+               "cells": [cell(0.5, 0.01, 0.67), cell(0.5, 0.1, 0.69), cell(0.7, 0.01, 0.84), cell(0.7, 0.1, 0.84)]}
+    (heatmap,) = figures(summary)
+    assert heatmap.layout.title.text == "the task's headline metric" and not heatmap.layout.shapes
+    assert [list(row) for row in heatmap.data[0].z] == [[0.67, 0.84], [0.69, 0.84]]

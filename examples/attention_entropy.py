@@ -13,6 +13,7 @@ from probes.base import ProbeConfig, Result, cache, require_attention
 
 NAME = "attention_entropy"
 TASKS = ("three-anchor",)
+NEEDS_ATTENTION = True
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from cli import main
 from mechinit.tasks import register
 
 register("three-anchor", ThreeAnchorTask)
-probes.register("attention_entropy", attention_entropy.run, attention_entropy.Config, attention_entropy.hooks, attention_entropy.TASKS)
+probes.register("attention_entropy", attention_entropy.run, attention_entropy.Config, attention_entropy.hooks,
+                attention_entropy.TASKS, attention_entropy.NEEDS_ATTENTION)
 
 out = Path(sys.argv[1])
 train = ["train", "--preset", "tiny", "--set", "task.name=three-anchor", "--set", "task.n_train=8192", "--set", "train.epochs=8",

@@ -23,10 +23,11 @@ PROBES: dict[str, ModuleType] = {
 }
 
 
-def register(name: str, run, Config: type, hooks=None, tasks: tuple[str, ...] | None = None) -> None:
+def register(name: str, run, Config: type, hooks=None, tasks: tuple[str, ...] | None = None, needs_attention: bool = False) -> None:
     """Add a probe from user code: ``run(model, task, cfg, snapshots=None) -> Result``, its ``Config``
     dataclass (a :class:`ProbeConfig`), the hooks it reads (``hooks(model, cfg) -> list``; default
-    none) and the task names it applies to (``None``: any). A name that exists is an error."""
+    none), the task names it applies to (``None``: any) and whether it needs attention layers.
+    A name that exists is an error."""
     from probes.base import ProbeConfig
 
     if name in PROBES:
@@ -34,12 +35,13 @@ def register(name: str, run, Config: type, hooks=None, tasks: tuple[str, ...] | 
     if not (isinstance(Config, type) and issubclass(Config, ProbeConfig)) or not callable(run):
         raise ProbeError(f"probe {name!r}: needs a callable run and a Config subclassing probes.base.ProbeConfig")
     PROBES[name] = SimpleNamespace(__name__=getattr(run, "__module__", name), NAME=name, run=run, Config=Config,
-                                   hooks=hooks or (lambda model, cfg: []), TASKS=tasks)
+                                   hooks=hooks or (lambda model, cfg: []), TASKS=tasks, NEEDS_ATTENTION=needs_attention)
 
 
 def _register_module(name: str, module) -> None:
     """A ``mechinit.probes`` entry point: a module with ``Config`` and ``run`` (``hooks``, ``TASKS`` optional)."""
-    register(name, module.run, module.Config, getattr(module, "hooks", None), getattr(module, "TASKS", None))
+    register(name, module.run, module.Config, getattr(module, "hooks", None), getattr(module, "TASKS", None),
+             getattr(module, "NEEDS_ATTENTION", False))
 
 
 def _plugins() -> None:
@@ -60,22 +62,27 @@ def get(name: str) -> ModuleType:
     return PROBES[name]
 
 
-def not_applicable(name: str, task) -> str | None:
-    """Why probe ``name`` cannot read a model of ``task`` (its ``TASKS``), or ``None``."""
-    tasks = getattr(get(name), "TASKS", None)
+def not_applicable(name: str, task, model=None) -> str | None:
+    """Why probe ``name`` cannot read ``model`` of ``task`` (its ``TASKS``, ``NEEDS_ATTENTION``), or ``None``."""
+    from probes.base import has_attention
+
+    module = get(name)
+    tasks = getattr(module, "TASKS", None)
     if tasks is not None and task.cfg.name not in tasks:
         return f"probe {name} reads models of the {' / '.join(tasks)} task; this target's task is {task.cfg.name}"
+    if model is not None and getattr(module, "NEEDS_ATTENTION", False) and not has_attention(model):
+        return f"probe {name} needs attention layers; this model has none"
     return None
 
 
-def applicable(task) -> list[str]:
-    return [name for name in available() if not_applicable(name, task) is None]
+def applicable(task, model=None) -> list[str]:
+    return [name for name in available() if not_applicable(name, task, model) is None]
 
 
 def run(name: str, model, task, snapshots=None, **overrides) -> Result:
     """Run probe ``name`` with its default Config updated by ``overrides``."""
     module = get(name)
-    reason = not_applicable(name, task)
+    reason = not_applicable(name, task, model)
     if reason:
         raise ProbeError(reason)
     cfg = module.Config().with_overrides(overrides, name)
@@ -94,11 +101,12 @@ def split_overrides(sets: dict[str, str], names: list[str]) -> dict[str, dict[st
 
 
 def run_all(targets, names: list[str] | None = None, sets: dict[str, str] | None = None, progress: bool = False) -> dict[str, dict[str, Result]]:
-    """Every probe in ``names`` (default: all that apply to the first target's task) on every target:
+    """Every probe in ``names`` (default: all that apply to every target) on every target:
     ``{target.name: {probe: Result}}``."""
     from tqdm.auto import tqdm
 
-    names = names or (applicable(targets[0].task) if targets else available())
+    if not names:  # the probes that apply to every target
+        names = [n for n in available() if all(not_applicable(n, t.task, t.model) is None for t in targets)]
     for name in names:
         get(name)
     overrides = split_overrides(sets or {}, names)

@@ -108,8 +108,12 @@ def check_layer(layer: int, model, what: str) -> int:
     return index
 
 
+def has_attention(model) -> bool:
+    return hasattr(model, "blocks") and all(hasattr(b, "attn") for b in model.blocks)
+
+
 def require_attention(model, probe: str) -> None:
-    if not hasattr(model, "blocks") or not all(hasattr(b, "attn") for b in model.blocks):
+    if not has_attention(model):
         raise ProbeError(f"probe {probe} needs attention layers; this model has none")
 
 

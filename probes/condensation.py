@@ -17,6 +17,7 @@ from probes.base import ProbeConfig, Result, check_layer, finite, require_attent
 
 NAME = "condensation"
 TASKS = None  # any task: reads W_Q of a layer
+NEEDS_ATTENTION = True  # reads blocks / attention; refuses attention-free models (Emb-MLP)
 
 
 @dataclass(frozen=True)

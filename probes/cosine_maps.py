@@ -21,6 +21,7 @@ from probes.base import ProbeConfig, ProbeError, Result, cache, check_layer, fin
 
 NAME = "cosine_maps"
 TASKS = ("anchor",)
+NEEDS_ATTENTION = True  # reads blocks / attention; refuses attention-free models (Emb-MLP)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from probes.base import ProbeConfig, ProbeError, Result, cache, check_layer, fin
 
 NAME = "information_flow"
 TASKS = ("anchor",)
+NEEDS_ATTENTION = True  # reads blocks / attention; refuses attention-free models (Emb-MLP)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from probes.base import ProbeConfig, Result, cache, check_layer, finite
 
 NAME = "representation_tsne"
 TASKS = ("anchor",)
+NEEDS_ATTENTION = True  # reads blocks / attention; refuses attention-free models (Emb-MLP)
 
 
 @dataclass(frozen=True)

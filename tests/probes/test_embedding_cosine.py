@@ -57,6 +57,8 @@ def test_anchor_probes_refuse_other_tasks_and_attention_probes_refuse_emb_mlp():
         probes.run("information_flow", model, task)
     mlp_cfg = build_cfg(**{"task.name": "reasoning-memory", "model.arch": "emb-mlp"})
     emb_mlp = new_model(mlp_cfg.model, mlp_cfg.init, 0)[0]
+    assert probes.applicable(task, emb_mlp) == ["embedding_spectrum", "embedding_cosine"]  # mechinit probe's default
+    assert probes.applicable(task, model) == ["condensation", "embedding_spectrum", "embedding_cosine"]
     with pytest.raises(ProbeError, match="needs attention layers"):
         probes.run("condensation", emb_mlp, task)
     spectrum = probes.run("embedding_spectrum", emb_mlp, task, evolution="off")

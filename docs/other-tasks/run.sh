@@ -24,6 +24,9 @@ mkdir -p "$logs"
     --out sweeps/c10-scan --jobs 1 --quiet > "$logs/c10-scan.log" 2>&1
 ) &
 wait
-# C9 variant (run after the queues above): 12 memory anchors instead of 4 (960 memorised (anchor, key) labels)
-# mechinit sweep --preset reasoning-memory --set task.memory_anchors=12 --set sweep.train.seed=0,1,2 \
-#   --set sweep.init.gamma=0.3,0.5,0.8,1.0 --out sweeps/c9-memory12 --jobs 2 --quiet
+# Then, with both cores: PrOntoQA in the same (γ, wd) cells, and the C9 variant with 12 memory anchors
+# (960 memorised (anchor, key) labels instead of 320).
+mechinit sweep --preset prontoqa --set sweep.train.seed=0,1,2 --set sweep.init.gamma=0.5,0.7 \
+  --set sweep.train.weight_decay=0.01,0.1 --out sweeps/c10-prontoqa --jobs 2 --quiet > "$logs/c10-prontoqa.log" 2>&1
+mechinit sweep --preset reasoning-memory --set task.memory_anchors=12 --set sweep.train.seed=0,1,2 \
+  --set sweep.init.gamma=0.3,0.5,0.8,1.0 --out sweeps/c9-memory12 --jobs 2 --quiet > "$logs/c9-memory12.log" 2>&1

@@ -79,5 +79,7 @@ def c10(sweep: str) -> None:
 if __name__ == "__main__":
     c9("c9-transformer")
     c9("c9-emb-mlp")
+    c9("c9-memory12")
     c10("c10-addition")
     c10("c10-scan")
+    c10("c10-prontoqa")

@@ -17,9 +17,10 @@ def format_value(value) -> str:
     return str(value)
 
 
-HEADLINE = {"anchor": "accuracy on seen pairs with test-split keys", "reasoning-memory": "accuracy of reasoning anchors on test keys",
-            "addition": "exact match on a, b in 400..600", "prontoqa": "True/False accuracy on new examples (chance 0.5)",
-            "scan": "exact match on the test file", "cogs": "exact match on test.tsv (in distribution)"}
+def headline_meaning(cfg: RunConfig) -> str:
+    from mechinit.tasks import registered
+
+    return getattr(registered().get(cfg.task.name), "HEADLINE", "the task's headline metric")
 
 
 def card_text(cfg: RunConfig, row: dict) -> str:
@@ -41,7 +42,7 @@ def card_text(cfg: RunConfig, row: dict) -> str:
         f"| {cfg.task.name} | {m.arch} | {m.norm} | {m.n_layers} | {m.d_model} | {cfg.init.gamma} | {t.seed} "
         f"| {t.lr} | {t.weight_decay} | {row.get('step')} | {format_value(row.get('headline'))} |",
         "",
-        f"Headline: {HEADLINE.get(cfg.task.name, 'the task headline metric')}. Final verdict: {row.get('verdict')}.",
+        f"Headline: {headline_meaning(cfg)}. Final verdict: {row.get('verdict')}.",
         "",
     ]
     if unseen:

@@ -17,13 +17,12 @@ prediction per sequence, returned at the last position (``[batch 1 d_vocab]``) s
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from jaxtyping import Float, Int
 from torch import nn
 from transformer_lens import HookedRootModule
 from transformer_lens.hook_points import HookPoint
 
-_ACT = {"relu": F.relu, "gelu": F.gelu}
+from mechinit.fastpath import ACT
 
 
 class EmbMLPBlock(nn.Module):
@@ -61,6 +60,6 @@ class EmbMLP(HookedRootModule):
             raise ValueError(f"Emb-MLP reads exactly n_ctx = {self.cfg.n_ctx} tokens per sequence, got {tokens.shape[1]}")
         x = self.hook_embed(self.embed.W_E[tokens])
         pre = self.mlp.hook_pre(x.flatten(1) @ self.mlp.W_in + self.mlp.b_in)
-        post = self.mlp.hook_post(_ACT[self.cfg.act_fn](pre))
+        post = self.mlp.hook_post(ACT[self.cfg.act_fn](pre))
         resid = self.hook_resid(post @ self.mlp.W_out + self.mlp.b_out)
         return (resid @ self.unembed.W_U + self.unembed.b_U)[:, None]

@@ -52,8 +52,9 @@ def unsupported(cfg: RunConfig) -> str | None:
 
 def incompatibility(a: RunConfig, b: RunConfig) -> str | None:
     """Why ``a`` and ``b`` cannot train in one ensemble, or ``None`` when they can."""
-    if unsupported(a) or unsupported(b):
-        return unsupported(a) or unsupported(b)
+    reason = unsupported(a) or unsupported(b)
+    if reason:
+        return reason
     for section in SHARED:
         if getattr(a, section) != getattr(b, section):
             return f"ensemble members must share the {section} config; use one ensemble per shape"
@@ -74,7 +75,7 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
     """Train every member into its run folder; returns each member's final metrics row."""
     if len(cfgs) != len(outs) or not cfgs:
         raise ConfigError("train_ensemble needs one output folder per config (and at least one config)")
-    problem = unsupported(cfgs[0]) or next((incompatibility(cfgs[0], c) for c in cfgs[1:] if incompatibility(cfgs[0], c)), None)
+    problem = unsupported(cfgs[0]) or next(filter(None, (incompatibility(cfgs[0], c) for c in cfgs[1:])), None)
     if problem:
         raise ConfigError(problem)
     first, outs = cfgs[0], [Path(o) for o in outs]

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from jaxtyping import Float, Int
 from transformer_lens import HookedTransformer
 
-_ACT = {"relu": F.relu, "gelu": F.gelu}
+ACT = {"relu": F.relu, "gelu": F.gelu}  # TL act_fn name -> function (also used by stacked, emb_mlp)
 
 
 def _ln(x: torch.Tensor, p: dict, name: str, eps: float) -> torch.Tensor:
@@ -55,7 +55,7 @@ def logits_from_params(p: dict[str, torch.Tensor], cfg, tokens: Int[torch.Tensor
     with ``last_only=False``) from a dict of TL-named parameters (``dict(model.named_parameters())``)
     and the model's TL config: a pure function, so ``torch.func`` can vmap and differentiate it.
     ``fused_attention=False`` spells attention out in matmuls (for vmap)."""
-    act = _ACT[cfg.act_fn]
+    act = ACT[cfg.act_fn]
     post = cfg.normalization_type is None  # mechinit's post-LN model (see mechinit.model)
     x = p["embed.W_E"][tokens] + p["pos_embed.W_pos"][: tokens.shape[1]]
     for i in range(cfg.n_layers):

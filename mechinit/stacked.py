@@ -16,8 +16,7 @@ import torch
 import torch.nn.functional as F
 from jaxtyping import Float, Int
 
-_ACT = {"relu": F.relu, "gelu": F.gelu}
-
+from mechinit.fastpath import ACT
 
 def _ln(x: torch.Tensor, p: dict, name: str, eps: float) -> torch.Tensor:
     # x [member batch pos d_model]; w, b [member d_model]
@@ -40,7 +39,7 @@ def _mlp(p: dict, b: str, x: torch.Tensor, act) -> torch.Tensor:
 def stacked_logits(p: dict[str, torch.Tensor], cfg, tokens: Int[torch.Tensor, "member batch pos"]
                    ) -> Float[torch.Tensor, "member batch d_vocab"]:
     """Last-position logits of every member (pre- or post-LN mechinit models; ``cfg`` is the TL config)."""
-    act = _ACT[cfg.act_fn]
+    act = ACT[cfg.act_fn]
     post = cfg.normalization_type is None
     n_members, _, n_pos = tokens.shape
     W_E = p["embed.W_E"]

@@ -5,7 +5,8 @@ targets)``, ``n_train``, ``target_positions`` (``"last"``: one target per sequen
 position; ``"all"``: a target per position, ``IGNORE`` where there is none),
 ``evaluate(logits_fn, device) -> metrics`` (``logits_fn`` gives last-position or all-position
 logits, as ``target_positions`` says) and ``verdict(metrics) -> str``. Optional: ``artifacts()``
-(JSON kept in the run folder as ``data.json``) and ``token_groups()`` (for ``embedding_cosine``).
+(JSON kept in the run folder as ``data.json``), ``token_groups()`` (for ``embedding_cosine``) and
+``HEADLINE`` (what the ``headline`` metric means, for the model card).
 """
 
 from mechinit.tasks.addition import AdditionTask

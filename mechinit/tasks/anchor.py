@@ -71,6 +71,8 @@ class Batch:
 class AnchorTask:
     """Data generation and scoring of the anchor task for one config."""
 
+    HEADLINE = "accuracy on seen pairs with test-split keys"
+
     name = "anchor"
     target_positions = "last"
 

@@ -27,6 +27,8 @@ def read_cogs(path: Path) -> list[Example]:
 
 
 class CogsTask(SequenceTask):
+    HEADLINE = "exact match on test.tsv (in distribution)"
+
     def load(self):
         train = read_cogs(data_file(self.cfg, "train.tsv"))
         sets = {"test": read_cogs(data_file(self.cfg, "test.tsv"))}

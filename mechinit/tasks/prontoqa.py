@@ -39,6 +39,8 @@ def make_example(chain_length: int, gen: torch.Generator) -> Example:
 
 
 class ProntoqaTask(SequenceTask):
+    HEADLINE = "True/False accuracy on new examples (chance 0.5)"
+
     def load(self):
         """Training examples from a fixed seed (the run's seed picks and orders them), test examples
         from ``task.eval_seed``."""

@@ -18,6 +18,7 @@ is the choice made here (docs/other-tasks.md).
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Callable
 
 import torch
@@ -32,6 +33,7 @@ SUBSETS = ("reasoning_train", "reasoning_test", "memory_train")
 
 
 class ReasoningMemoryTask:
+    HEADLINE = "accuracy of reasoning anchors on test keys"
     target_positions = "last"
 
     def __init__(self, cfg: TaskConfig, model_cfg: ModelConfig):
@@ -88,6 +90,11 @@ class ReasoningMemoryTask:
         return torch.cat([t_m, t_r])[order], torch.cat([y_m, y_r])[order]
 
     def eval_sets(self) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+        """Held-out sequences per subset from ``task.eval_seed``, drawn once per task object."""
+        return self._eval_sets
+
+    @cached_property
+    def _eval_sets(self) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
         gen = torch.Generator().manual_seed(self.cfg.eval_seed)
         return {"reasoning_train": self.sample(self.cfg.n_eval, self.reasoning, "train", gen),
                 "reasoning_test": self.sample(self.cfg.n_eval, self.reasoning, "test", gen),

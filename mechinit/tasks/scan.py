@@ -31,6 +31,8 @@ def read_scan(path: Path) -> list[Example]:
 
 
 class ScanTask(SequenceTask):
+    HEADLINE = "exact match on the test file"
+
     def load(self):
         split = self.cfg.split or "addprim_turn_left"
         if split not in SPLITS:

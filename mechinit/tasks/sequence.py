@@ -123,7 +123,11 @@ class SequenceTask:
 
     def eval_sets(self) -> dict[str, list[Example]]:
         """Each evaluation set capped at ``n_eval`` examples, plus ``n_eval_train`` training examples
-        (``train``), all chosen with ``task.eval_seed``."""
+        (``train``), all chosen with ``task.eval_seed``; chosen once per task object."""
+        return self._eval_sets
+
+    @cached_property
+    def _eval_sets(self) -> dict[str, list[Example]]:
         gen = torch.Generator().manual_seed(self.cfg.eval_seed)
         out = {}
         for name, examples in {**self.eval_examples, "train": self.all_train}.items():
@@ -158,13 +162,17 @@ class SequenceTask:
                 results[row] = tuple(words[: words.index(EOS)]) if EOS in words else tuple(w for w in words if w != PAD) + ("<no-eos>",)
         return results  # type: ignore[return-value]
 
+    @cached_property
+    def _encoded_eval(self) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+        return {name: self.encode(examples) for name, examples in self.eval_sets().items()}
+
     @torch.no_grad()
     def evaluate(self, logits_fn: Callable[[torch.Tensor], torch.Tensor], device: str = "cpu", chunk: int = 1024) -> dict:
         """``{"exact_match": {set: acc}, "loss": {set: teacher-forced loss}, "headline": acc of
         headline_set}`` where ``logits_fn(tokens)`` gives logits at every position."""
         exact, losses = {}, {}
         for name, examples in self.eval_sets().items():
-            tokens, targets = self.encode(examples)
+            tokens, targets = self._encoded_eval[name]
             total, count = 0.0, 0
             for tk, tg in zip(tokens.split(chunk), targets.split(chunk)):
                 logits = logits_fn(tk.to(device)).float().cpu()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -16,11 +17,18 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BAD_INPUT)
 
 
+def _preset_help() -> str:
+    from mechinit.presets import DESCRIPTIONS, PRESETS  # plain dicts: no torch
+
+    return "presets:\n" + "\n".join(f"  {name:<17} {DESCRIPTIONS.get(name, '')}" for name in PRESETS)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="mechinit", description="Initialisation scale vs reasoning/memorising in transformers.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    t = sub.add_parser("train", help="train a γ-initialised HookedTransformer and write a run folder")
-    t.add_argument("--preset", help="starting config: small-init, large-init, paper, tiny")
+    t = sub.add_parser("train", help="train a γ-initialised HookedTransformer and write a run folder",
+                       epilog=_preset_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("--preset", help="starting config (listed below)")
     t.add_argument("--config", type=Path, help="JSON or TOML file with model/init/task/train sections")
     t.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="dotted key, e.g. train.lr=3e-4")
     t.add_argument("--out", type=Path, help="run folder to create (default: runs/<id>)")
@@ -59,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     zsub = z.add_subparsers(dest="zoo_command", required=True, parser_class=_Parser)
     zl = zsub.add_parser("list", help="a table of entries")
     zl.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE", help="filter, e.g. gamma=0.8")
+    zl.add_argument("--wide", action="store_true", help="every column (default: the ones that fit 100 characters)")
     zs = zsub.add_parser("show", help="an entry's configs, metrics and provenance")
     zs.add_argument("id")
     zp = zsub.add_parser("publish", help="publish a finished run folder")
@@ -127,7 +136,7 @@ def _zoo(args) -> int:
         if len(filters) != len(args.where):
             raise zoo.ZooError("--where takes COLUMN=VALUE, e.g. gamma=0.8")
         table = zoo.list(zoo_dir=args.zoo, **filters)
-        print(table.drop(columns=["zoo_dir"], errors="ignore").to_string(index=False) if len(table) else "no entries")
+        print(_zoo_table(table, args.wide) if len(table) else "no entries")
     elif args.zoo_command == "show":
         info = zoo.card(args.id, zoo_dir=args.zoo)
         print(json.dumps({k: v for k, v in info.items() if k not in ("files", "card")}, indent=2))
@@ -140,6 +149,20 @@ def _zoo(args) -> int:
             print(f"{entry_id}: {status}")
         return 0 if all(s == "ok" for s in report.values()) else EXIT_FAILED
     return 0
+
+
+NARROW_COLUMNS = ("id", "aliases", "gamma", "seed", "seen_test_acc", "headline", "verdict_43")  # `zoo list` without --wide: <= 100 characters
+
+
+def _zoo_table(table, wide: bool) -> str:
+    """The zoo index as text: columns that are null for every entry left out; without ``wide`` only
+    the narrow set, numbers to 3 significant digits and aliases cut to fit 100 characters."""
+    table = table.drop(columns=["zoo_dir"], errors="ignore").dropna(axis=1, how="all")
+    if not wide:
+        table = table[[c for c in NARROW_COLUMNS if c in table.columns]].copy()
+        if "aliases" in table:
+            table["aliases"] = table["aliases"].map(lambda a: a if len(a) <= 18 else a[:17] + "…")
+    return table.to_string(index=False, float_format=lambda v: f"{v:.3g}")
 
 
 def _probe(args) -> int:
@@ -203,16 +226,22 @@ COMMANDS = {"train": _train, "zoo": _zoo, "probe": _probe, "sweep": _sweep}
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mechinit.config import ConfigError
-    from mechinit.runs import RunFolderError
-    from mechinit.train import TrainingDiverged
-    from probes.base import ProbeError
-    from zoo.store import ZooError
+    from mechinit.errors import USER_ERRORS, TrainingDiverged, TrainingInterrupted  # light: nothing heavy before parsing
 
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (ConfigError, RunFolderError, ZooError, ProbeError) as e:
+    except TrainingInterrupted as e:
+        print(f"mechinit: stopped: {e}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        print("mechinit: stopped (interrupted)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as e:  # the file system said no: out is a file, not writable, disk full ...
+        where = f" {e.filename}" if getattr(e, "filename", None) else ""
+        print(f"mechinit: error:{where}: {e.strerror or e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except USER_ERRORS as e:
         print(f"mechinit: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except TrainingDiverged as e:

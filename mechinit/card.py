@@ -51,6 +51,9 @@ def card_text(cfg: RunConfig, row: dict) -> str:
             rec = pairs[name]
             lines.append(f"| ({name}) | {format_value(rec['inferential'])} | {format_value(rec['symmetric'])} | {rec['label']} |")
         lines.append("")
+    lines += ["Reproducibility: training again from `config.json` gives these weights bit for bit on the same",
+              "CPU kernel set and thread count (`provenance.cpu_capability`, `provenance.threads`) or the same GPU;",
+              "on another kernel set the float results drift apart and only verdicts that hold on both count.", ""]
     return "\n".join(lines)
 
 

@@ -39,10 +39,12 @@ class _Section:
 
     SECTION = ""
     LATER: tuple[str, ...] = ()
+    OPERATIONAL: tuple[str, ...] = ()  # fields that cannot change a result: never in the id
 
     def canonical_dict(self) -> dict[str, Any]:
         defaults = {f.name: f.default for f in dataclasses.fields(self)}
-        return {k: v for k, v in self.to_dict().items() if not (k in self.LATER and v == defaults[k])}
+        return {k: v for k, v in self.to_dict().items()
+                if not (k in self.LATER and v == defaults[k]) and k not in self.OPERATIONAL}
 
     def to_dict(self) -> dict[str, Any]:
         out = {}
@@ -66,7 +68,7 @@ class ModelConfig(_Section):
     """Shape of the HookedTransformer. ``norm="post"`` is the paper's eq. (6) block."""
 
     SECTION = "model"
-    LATER = ("arch",)
+    LATER = ("arch", "unembed_bias")
     n_layers: int = 2
     d_model: int = 128
     d_head: int = 64
@@ -79,6 +81,7 @@ class ModelConfig(_Section):
     bias: bool = False
     ln_eps: float = 1e-5
     arch: str = "transformer"  # or "emb-mlp": token embeddings -> one MLP, no attention (mechinit.emb_mlp)
+    unembed_bias: bool = False  # train unembed.b_U even when bias = False (the authors' code; see mechinit.init)
 
     def __post_init__(self):
         for name in ("n_layers", "d_model", "d_head", "n_heads", "d_mlp", "d_vocab", "n_ctx", "ln_eps"):
@@ -112,7 +115,7 @@ class TaskConfig(_Section):
     ``split`` to the tasks read from files (``scan``, ``cogs``)."""
 
     SECTION = "task"
-    LATER = ("data_dir", "split", "reasoning_anchors", "memory_anchors", "memory_fraction", "chain_length")
+    LATER = ("data_dir", "split", "reasoning_anchors", "memory_anchors", "memory_fraction", "chain_length", "split_modulus")
     name: str = "anchor"
     n_train: int = 50_000
     variant: str = "paper"
@@ -127,6 +130,7 @@ class TaskConfig(_Section):
     memory_anchors: int = 4
     memory_fraction: float = 0.5
     chain_length: int = 3
+    split_modulus: int | None = None  # anchor task, App C: None = n_ctx - 2 (the text); 9 = the authors' code
 
     def __post_init__(self):
         from mechinit.tasks import registered
@@ -143,6 +147,8 @@ class TaskConfig(_Section):
             raise ConfigError(f"task.label_threshold = {self.label_threshold!r} must be in (0, 1]")
         for name in ("reasoning_anchors", "memory_anchors", "chain_length"):
             _positive("task", name, getattr(self, name))
+        if self.split_modulus is not None and self.split_modulus < 2:
+            raise ConfigError(f"task.split_modulus = {self.split_modulus!r} must be >= 2 (or null for n_ctx - 2)")
         if not 0.0 < self.memory_fraction < 1.0:
             raise ConfigError(f"task.memory_fraction = {self.memory_fraction!r} must be in (0, 1)")
 
@@ -173,13 +179,16 @@ class TrainConfig(_Section):
     device: str = "cpu"
     bf16: bool = False
     threads: int | None = None
+    resume_every: int | None = None  # steps between resume states (None: at each evaluation); results do not depend on it
+
+    OPERATIONAL = ("resume_every",)
 
     def __post_init__(self):
         for name in ("lr", "lr_multiplier", "batch_size", "epochs", "eps"):
             _positive("train", name, getattr(self, name))
         for name in ("lr_floor", "weight_decay", "grad_clip", "warmup_epochs", "n_snapshots"):
             _positive("train", name, getattr(self, name), allow_zero=True)
-        for name in ("steps", "eval_every", "threads", "decay_epochs"):
+        for name in ("steps", "eval_every", "threads", "decay_epochs", "resume_every"):
             if getattr(self, name) is not None:
                 _positive("train", name, getattr(self, name))
         if self.lr_floor > self.lr:
@@ -189,7 +198,10 @@ class TrainConfig(_Section):
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything that defines a run; ``config.json`` of a run folder holds ``to_dict()``."""
+    """Everything that defines a run; ``config.json`` of a run folder holds ``to_dict()``.
+
+    The LATER / OPERATIONAL notes above apply per section: ``model.unembed_bias``,
+    ``task.split_modulus`` are LATER (ids of older runs unchanged); ``train.resume_every`` is OPERATIONAL."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
     init: InitConfig = field(default_factory=InitConfig)

@@ -31,8 +31,9 @@ from mechinit.model import new_model
 from mechinit.schedule import lr_at, make_plan
 from mechinit.stacked import stacked_logits
 from mechinit.tasks import make_task
+from mechinit.guards import deterministic
 from mechinit.train import (DATA_SEED_OFFSET, TrainingDiverged, epoch_permutation, finish_run, log_eval,
-                            make_deterministic, model_logits, prepare_out, resolve_device)
+                            model_logits, prepare_out, resolve_device)
 
 SHARED = ("model", "task")  # must agree across members
 SHARED_TRAIN = ("batch_size", "epochs", "steps", "beta1", "beta2", "eps", "eval_every", "n_snapshots",
@@ -80,7 +81,12 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
         raise ConfigError(problem)
     first, outs = cfgs[0], [Path(o) for o in outs]
     device = resolve_device(first.train.device)
-    make_deterministic(device, first.train.threads)
+    with deterministic(device, first.train.threads):
+        return _train_ensemble(cfgs, outs, device, quiet)
+
+
+def _train_ensemble(cfgs: list[RunConfig], outs: list[Path], device: str, quiet: bool) -> list[dict]:
+    first = cfgs[0]
     task = make_task(first)
     plans = [make_plan(c.train, c.task.n_train) for c in cfgs]
     plan, n_members = plans[0], len(cfgs)

@@ -11,7 +11,6 @@ HookedTransformer's. ``tests/mechinit/test_fastpath.py`` proves the logits equal
 
 from __future__ import annotations
 
-import math
 
 import torch
 import torch.nn.functional as F
@@ -25,23 +24,12 @@ def _ln(x: torch.Tensor, p: dict, name: str, eps: float) -> torch.Tensor:
     return F.layer_norm(x, (x.shape[-1],), p[f"{name}.w"], p[f"{name}.b"], eps)
 
 
-def _explicit_attention(q, k, v, causal: bool) -> torch.Tensor:
-    """softmax(q kᵀ / √d_head) v with a causal mask, in plain matmuls (vmap batches these; it has no
-    batching rule for the fused CPU SDPA kernel)."""
-    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-    if causal:
-        n = scores.shape[-1]
-        scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
-    return scores.softmax(-1) @ v
-
-
-def _attention(p: dict, b: str, x_q: torch.Tensor, x_kv: torch.Tensor, causal: bool, fused: bool = True) -> torch.Tensor:
+def _attention(p: dict, b: str, x_q: torch.Tensor, x_kv: torch.Tensor, causal: bool) -> torch.Tensor:
     """Multi-head attention of TL's ``Attention`` module: queries from x_q, keys/values from x_kv."""
     q = torch.einsum("bpd,hde->bhpe", x_q, p[f"{b}.attn.W_Q"]) + p[f"{b}.attn.b_Q"][None, :, None, :]
     k = torch.einsum("bpd,hde->bhpe", x_kv, p[f"{b}.attn.W_K"]) + p[f"{b}.attn.b_K"][None, :, None, :]
     v = torch.einsum("bpd,hde->bhpe", x_kv, p[f"{b}.attn.W_V"]) + p[f"{b}.attn.b_V"][None, :, None, :]
-    attend = F.scaled_dot_product_attention if fused else _explicit_attention
-    z = attend(q, k, v, is_causal=causal) if fused else attend(q, k, v, causal)  # [batch head_index pos d_head]
+    z = F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # [batch head_index pos d_head]
     return torch.einsum("bhpe,hed->bpd", z, p[f"{b}.attn.W_O"]) + p[f"{b}.attn.b_O"]
 
 
@@ -50,11 +38,10 @@ def _mlp(p: dict, b: str, x: torch.Tensor, act) -> torch.Tensor:
 
 
 def logits_from_params(p: dict[str, torch.Tensor], cfg, tokens: Int[torch.Tensor, "batch pos"],
-                       fused_attention: bool = True, last_only: bool = True) -> torch.Tensor:
+                       last_only: bool = True) -> torch.Tensor:
     """Logits ``[batch d_vocab]`` at the last position (or ``[batch pos d_vocab]`` at every position
     with ``last_only=False``) from a dict of TL-named parameters (``dict(model.named_parameters())``)
-    and the model's TL config: a pure function, so ``torch.func`` can vmap and differentiate it.
-    ``fused_attention=False`` spells attention out in matmuls (for vmap)."""
+    and the model's TL config: a pure function of the parameters."""
     act = ACT[cfg.act_fn]
     post = cfg.normalization_type is None  # mechinit's post-LN model (see mechinit.model)
     x = p["embed.W_E"][tokens] + p["pos_embed.W_pos"][: tokens.shape[1]]
@@ -62,12 +49,12 @@ def logits_from_params(p: dict[str, torch.Tensor], cfg, tokens: Int[torch.Tensor
         b, last = f"blocks.{i}", last_only and i == cfg.n_layers - 1
         if post:
             x_q = x[:, -1:] if last else x
-            x = _ln(x_q + _attention(p, b, x_q, x, not last, fused_attention), p, f"{b}.ln1", cfg.eps)
+            x = _ln(x_q + _attention(p, b, x_q, x, not last), p, f"{b}.ln1", cfg.eps)
             x = _ln(x + _mlp(p, b, x, act), p, f"{b}.ln2", cfg.eps)
         else:
             h = _ln(x, p, f"{b}.ln1", cfg.eps)
             h_q = h[:, -1:] if last else h
-            x = (x[:, -1:] if last else x) + _attention(p, b, h_q, h, not last, fused_attention)
+            x = (x[:, -1:] if last else x) + _attention(p, b, h_q, h, not last)
             x = x + _mlp(p, b, _ln(x, p, f"{b}.ln2", cfg.eps), act)
     if not post:
         x = _ln(x, p, "ln_final", cfg.eps)

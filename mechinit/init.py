@@ -4,6 +4,9 @@ The table below is the single place that says which d_in each weight gets. Trans
 weights d_in × d_out, but W_O's fan-in is n_heads·d_head (all heads feed one output), not d_head
 as TL's own fan-in helper would say. Biases start at zero, LayerNorm scales at one and shifts at
 zero. :func:`gamma_init_` returns the std applied to every parameter; it is stored with the run.
+
+``model.unembed_bias`` (the authors' teaching code): ``unembed.b_U`` is trained and starts as a
+PyTorch ``nn.Linear`` bias does, uniform in ±1/√d_model — not γ-scaled (rule ``{"uniform": bound}``).
 """
 
 from __future__ import annotations
@@ -37,7 +40,10 @@ _CONSTANT: dict[str, float] = {
 
 
 def init_rule(name: str, model_cfg: ModelConfig, init_cfg: InitConfig) -> dict:
-    """The rule for one parameter: ``{"std": s, "d_in": n}`` or ``{"const": c}``; KeyError if none."""
+    """The rule for one parameter: ``{"std": s, "d_in": n}``, ``{"uniform": bound, "d_in": n}`` or
+    ``{"const": c}``; KeyError if none."""
+    if name == "unembed.b_U" and model_cfg.unembed_bias:
+        return {"uniform": float(model_cfg.d_model) ** -0.5, "d_in": model_cfg.d_model}
     suffix = ".".join(name.split(".")[-2:])
     if suffix in _FAN_IN:
         d_in = _FAN_IN[suffix](model_cfg, init_cfg)
@@ -57,6 +63,9 @@ def gamma_init_(model: nn.Module, model_cfg: ModelConfig, init_cfg: InitConfig, 
         if "std" in rule:
             noise = torch.randn(param.shape, generator=generator, dtype=torch.float32)
             param.copy_(noise.mul_(rule["std"]).to(param.dtype))
+        elif "uniform" in rule:
+            noise = torch.rand(param.shape, generator=generator, dtype=torch.float32)
+            param.copy_(noise.mul_(2 * rule["uniform"]).sub_(rule["uniform"]).to(param.dtype))
         else:
             param.fill_(rule["const"])
         table[name] = rule

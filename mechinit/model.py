@@ -97,7 +97,8 @@ def tl_config(cfg: ModelConfig, device: str = "cpu") -> HookedTransformerConfig:
 def build_model(cfg: ModelConfig, device: str = "cpu") -> HookedTransformer:
     """A HookedTransformer of this shape with *uninitialised* weights (load or init them next).
 
-    With ``cfg.bias = False`` every linear bias is zero and frozen (``requires_grad=False``).
+    With ``cfg.bias = False`` every linear bias is zero and frozen (``requires_grad=False``), except
+    ``unembed.b_U`` when ``cfg.unembed_bias`` (the authors' code trains it).
     ``cfg.arch = "emb-mlp"`` builds the attention-free :class:`mechinit.emb_mlp.EmbMLP` instead.
     """
     if cfg.arch == "emb-mlp":
@@ -116,7 +117,7 @@ def build_model(cfg: ModelConfig, device: str = "cpu") -> HookedTransformer:
 def _freeze_biases(model, cfg: ModelConfig):
     if not cfg.bias:
         for name, param in model.named_parameters():
-            if is_linear_bias(name):
+            if is_linear_bias(name) and not (cfg.unembed_bias and name == "unembed.b_U"):
                 param.requires_grad_(False)
     return model
 

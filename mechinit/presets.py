@@ -3,6 +3,10 @@
 * ``paper`` — App A: 1 head, d_model 400, d_mlp 1200, d_head 200, vocab 201, 900k sequences, batch
   2048, AdamW peak 2.5e-4 (1e-5 × 25), 10 warm-up epochs, cosine over 200 epochs to 1e-5, wd 0.01,
   210 epochs, clip 1. A GPU job.
+* ``paper-code`` — the authors' teaching code exactly (docs/paper-fidelity.md): as ``paper`` but
+  759,375 sequences, key split ``x mod 9``, a trained unembedding bias, peak 2e-4 (multiplier 20),
+  370 steps per epoch (3,700 warm-up, 74,000 cosine, 77,700 in all). Stop it early with
+  ``train.steps`` (the schedule's epochs are explicit, so the lr path stays the same).
 * ``small-init`` / ``large-init`` — the CPU-scale pair chosen by the regime search
   (docs/cpu-regime.md): 2 post-LN layers, d_model 128, 50k sequences, 20 epochs (~2 min on one
   core); they differ only in ``init.gamma``, whose stds match the paper's γ = 0.8 / 0.5 at
@@ -35,6 +39,18 @@ PRESETS: dict[str, dict] = {
         "task": {"n_train": 900_000},
         "train": {"lr": 2.5e-4, "lr_multiplier": 25.0, "warmup_epochs": 10.0, "decay_epochs": 200.0, "lr_floor": 1e-5,
                   "weight_decay": 0.01, "batch_size": 2048, "epochs": 210, "grad_clip": 1.0, "device": "auto"},
+    },
+    # The authors' teaching code (xuzhiqin1990/understanding_dl, book_jupyter_composition_task):
+    # 15 seen pairs x 50,625 sequences, split x mod 9, a trained unembedding bias, lr 1e-5 -> 2e-4
+    # over 3,700 steps (multiplier 20), cosine to 1e-5 over 74,000 steps, 77,700 steps in all.
+    "paper-code": {
+        "model": {"n_layers": 2, "d_model": 400, "d_head": 200, "d_mlp": 1200, "n_heads": 1, "d_vocab": 201, "norm": "post",
+                  "unembed_bias": True},
+        "init": {"gamma": 0.8},
+        "task": {"n_train": 759_375, "split_modulus": 9},
+        "train": {"lr": 2e-4, "lr_multiplier": 20.0, "warmup_epochs": 10.0, "decay_epochs": 200.0, "lr_floor": 1e-5,
+                  "weight_decay": 0.01, "batch_size": 2048, "epochs": 210, "grad_clip": 1.0, "device": "auto",
+                  "eval_every": 370},
     },
     "small-init": {**_CPU_SCALE, "init": {"gamma": 1.0}},  # std 128**-1.0 = 0.0078 (paper γ=0.8 at d 400: 0.0083)
     "large-init": {**_CPU_SCALE, "init": {"gamma": 0.6}},  # std 128**-0.6 = 0.054 (paper γ=0.5 at d 400: 0.050)
@@ -69,6 +85,22 @@ PRESETS.update({
     "emb-mlp": {**_CPU_SCALE, "model": {**_CPU_SCALE["model"], "arch": "emb-mlp", "d_mlp": 512}, "init": {"gamma": 1.0},
                 "task": {"name": "reasoning-memory", "n_train": 50_000}, "train": {**_CPU_SCALE["train"], "epochs": 10}},
 })
+
+
+DESCRIPTIONS: dict[str, str] = {  # one line each, for `mechinit train --help`
+    "paper": "App A's text at paper scale: d_model 400, 900k sequences, 210 epochs (a GPU job)",
+    "paper-code": "the authors' teaching code exactly: as paper, but 759,375 sequences, split mod 9, unembedding bias, peak 2e-4",
+    "small-init": "CPU-scale reference, γ 1.0 (the paper's γ 0.8 std), 2 post-LN layers, d_model 128, ~2 min",
+    "large-init": "CPU-scale reference, γ 0.6 (the paper's γ 0.5 std), otherwise as small-init",
+    "tiny": "a seconds-long model for smoke runs and tests",
+    "gpt2-cpu": "GPT-2-style block (pre-LN, GELU, biases, 4 heads) at CPU size, on addition",
+    "addition": "a + b = c with a held-out square (App F), gpt2-cpu shape",
+    "prontoqa": "PrOntoQA-style chains, True/False query, gpt2-cpu shape",
+    "scan": "SCAN add-prim split (needs task.data_dir), gpt2-cpu shape",
+    "cogs": "COGS (needs task.data_dir), gpt2-cpu shape",
+    "reasoning-memory": "the companion paper's mixed reasoning/memory anchors, CPU-scale transformer",
+    "emb-mlp": "the reasoning-memory task on the attention-free Emb-MLP",
+}
 
 
 def preset(name: str) -> RunConfig:

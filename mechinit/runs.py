@@ -28,41 +28,9 @@ from safetensors.torch import load_file, save_file
 
 from mechinit.config import ConfigError, RunConfig
 
-CONFIG = "config.json"
-DATA = "data.json"  # a task's tokenizer and the data it used (sequence tasks)
-WEIGHTS = "model.safetensors"
-METRICS = "metrics.jsonl"
-CARD = "README.md"
-SNAPSHOTS = "checkpoints"
-RESUME = "resume"
-
-
-class RunFolderError(ValueError):
-    """A path is not a usable run folder (missing, not a run, or already holding one)."""
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_json(path: Path, obj: Any) -> None:
-    atomic_write_bytes(path, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode())
-
-
-def read_json(path: Path) -> Any:
-    try:
-        return json.loads(Path(path).read_text())
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{path} is not valid JSON: {e.msg} at line {e.lineno}") from None
+from mechinit.errors import RunFolderError  # noqa: F401  (re-exported)
+from mechinit.files import (CARD, CONFIG, DATA, METRICS, RESUME, SNAPSHOTS, WEIGHTS, atomic_write_bytes,  # noqa: F401
+                            read_json, read_metrics, write_json)
 
 
 def save_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict[str, str] | None = None) -> None:
@@ -114,6 +82,14 @@ def snapshot_steps_on_disk(run_dir: Path) -> list[int]:
     return sorted(steps)
 
 
+def compute_environment() -> dict[str, Any]:
+    """What decides the float results of a CPU run besides the config: the CPU kernel set torch
+    dispatches to (``avx512``, ``avx2``, ``default``; ``ATEN_CPU_CAPABILITY`` can lower it), the
+    thread count, and the machine. Runs are bit-identical only when these agree."""
+    return {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads(),
+            "machine": platform.machine(), "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
+
+
 def provenance() -> dict[str, Any]:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -130,6 +106,7 @@ def provenance() -> dict[str, Any]:
         "safetensors": v("safetensors"),
         "python": platform.python_version(),
         "git_commit": git_commit(),
+        **compute_environment(),
     }
 
 
@@ -149,13 +126,6 @@ def load_run_config(run_dir: Path) -> RunConfig:
         raise RunFolderError(f"{run_dir} is not a run folder: {CONFIG} not found")
     data = read_json(path)
     return RunConfig.from_dict({k: data[k] for k in RunConfig.SECTIONS if k in data})
-
-
-def read_metrics(run_dir: Path) -> list[dict]:
-    path = Path(run_dir) / METRICS
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def write_metrics(run_dir: Path, rows: list[dict]) -> None:

@@ -6,8 +6,10 @@ as the paper's Fig 2 does over 9 learning rates) and ``mean_over`` keys (e.g. ``
 mean and std across them). Every other grid key is a cell axis.
 
 Runs are identified by :func:`mechinit.ids.run_id`; a run whose folder under ``OUT/runs/`` already
-holds final weights is skipped, so starting a sweep again only trains what is missing. A failed
-run is recorded with its log path and does not stop the others.
+holds final weights is skipped, so starting a sweep again only trains what is missing; a run that
+was interrupted with a resume point (``resume/state.json``, e.g. a sweep killed at the end of a
+session) continues from it on its own, one without is started again cleanly. A failed run is
+recorded with its log path and does not stop the others.
 """
 
 from __future__ import annotations
@@ -76,8 +78,12 @@ def parse_grid(sets: dict[str, str], base: RunConfig) -> dict[str, tuple]:
         if sec is None or name not in {f for f in base.to_dict()[section]}:
             raise ConfigError(f"unknown sweep key {key!r}; keys look like sweep.SECTION.FIELD, e.g. sweep.init.gamma")
         hint = typing.get_type_hints(sec)[name]
-        values = value if isinstance(value, (list, tuple)) else [v for v in str(value).split(",") if v != ""]
+        values = value if isinstance(value, (list, tuple)) else [v for v in str(value).split(",") if v.strip() != ""]
+        if not values:
+            raise ConfigError(f"sweep key {key} has no values; give one or more, e.g. {key}=0.5,0.8")
         grid[inner] = tuple(coerce(inner, v, hint) for v in values)
+        if len(set(grid[inner])) != len(grid[inner]):
+            raise ConfigError(f"sweep key {key} repeats a value: {list(grid[inner])}")
     return grid
 
 
@@ -88,7 +94,8 @@ def _train_one(cfg_dict: dict, out: str) -> dict:
     cfg = RunConfig.from_dict(cfg_dict)
     log = Path(out).with_suffix(".log")
     try:
-        row = train(cfg, Path(out), quiet=True)
+        resumable = (Path(out) / runs.RESUME / "state.json").is_file()
+        row = train(None, Path(out), resume=True, quiet=True) if resumable else train(cfg, Path(out), quiet=True)
         return {"ok": True, "row": row}
     except Exception:  # noqa: BLE001 - reported per run, the sweep goes on
         log.write_text(traceback.format_exc())
@@ -193,16 +200,22 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: boo
 
     if executor not in EXECUTORS:
         raise ConfigError(f"sweep executor {executor!r} is not allowed; choose one of {list(EXECUTORS)}")
+    if jobs < 1:
+        raise ConfigError(f"sweep --jobs {jobs} must be at least 1")
     out_dir = Path(out_dir)
     (out_dir / "runs").mkdir(parents=True, exist_ok=True)
-    todo, failures = [], {}
+    todo, resumed, failures = [], [], {}
     for cfg in spec.configs():
         folder = out_dir / "runs" / run_id(cfg)
         if not (folder / runs.WEIGHTS).is_file():
-            if folder.exists():  # a run interrupted before it finished: start it again cleanly
+            if (folder / runs.RESUME / "state.json").is_file():  # interrupted with a resume point: continue it alone
+                resumed.append([(cfg, folder)])
+                continue
+            if folder.exists():  # interrupted before its first resume point: start it again cleanly
                 shutil.rmtree(folder)
             todo.append((cfg, folder))
-    units = plan_units(todo, ensemble, ensemble_size, jobs)
+    units = resumed + plan_units(todo, ensemble, ensemble_size, jobs)
+    todo = [item for unit in units for item in unit]
     results = _local_results(units, jobs) if executor == "local" else _submitit_results(units, out_dir, executor, jobs, slurm or {})
     with tqdm(total=len(todo), disable=not progress, desc="sweep runs") as bar:
         for folders, unit_results in results:

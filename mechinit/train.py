@@ -20,6 +20,8 @@ from tqdm.auto import tqdm
 from mechinit import runs
 from mechinit.card import write_card
 from mechinit.config import ConfigError, RunConfig
+from mechinit.errors import TrainingDiverged  # noqa: F401  (re-exported)
+from mechinit.guards import TrainingInterrupted, deterministic, stop_on_signals
 from mechinit.fastpath import all_logits, last_logits
 from mechinit.tasks.sequence import IGNORE
 from mechinit.model import build_model, new_model
@@ -35,10 +37,6 @@ def epoch_permutation(seed: int, epoch: int, n: int) -> torch.Tensor:
     return torch.randperm(n, generator=torch.Generator().manual_seed(seed * SHUFFLE_SEED_OFFSET + epoch))
 
 
-class TrainingDiverged(RuntimeError):
-    """The loss became NaN or inf; the run folder keeps the last good snapshot."""
-
-
 def resolve_device(name: str) -> str:
     if name == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
@@ -47,34 +45,26 @@ def resolve_device(name: str) -> str:
     return name
 
 
-def make_deterministic(device: str, threads: int | None) -> None:
-    if device == "cuda":
-        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    if threads is not None:
-        torch.set_num_threads(threads)
-    torch.use_deterministic_algorithms(True)
-    # Adam moments of dead ReLU units decay into float32 denormals, which run up to 4x slower on
-    # CPUs; flushing them to zero changes nothing above 1e-38 and keeps runs deterministic.
-    torch.set_flush_denormal(True)
-
-
 def _optimizer(model, cfg: RunConfig) -> torch.optim.AdamW:
     params = [p for p in model.parameters() if p.requires_grad]
     t = cfg.train
     return torch.optim.AdamW(params, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, weight_decay=t.weight_decay)
 
 
-def _save_resume(out: Path, model, opt, step: int, elapsed: float) -> None:
+def _save_resume(out: Path, model, opt, step: int, elapsed: float, loss_sum: float = 0.0, n_loss: int = 0) -> None:
     names = {id(p): n for n, p in model.named_parameters()}
     tensors = {f"model.{n}": p for n, p in model.named_parameters()}
     for p, state in opt.state.items():
         for key, value in state.items():
             tensors[f"optim.{names[id(p)]}.{key}"] = value
     runs.save_tensors(out / runs.RESUME / "state.safetensors", tensors)
-    runs.write_json(out / runs.RESUME / "state.json", {"step": step, "elapsed_s": elapsed})
+    runs.write_json(out / runs.RESUME / "state.json", {"step": step, "elapsed_s": elapsed, "loss_sum": loss_sum, "n_loss": n_loss})
 
 
-def _load_resume(out: Path, model, opt) -> tuple[int, float]:
+def _load_resume(out: Path, model, opt) -> tuple[int, float, float, int]:
+    """Restore weights and optimizer state; returns ``(step, elapsed_s, loss_sum, n_loss)`` (the
+    running train-loss sum since the last evaluation, so a resume between evaluations logs the same
+    mean train loss as an uninterrupted run)."""
     from safetensors.torch import load_file
 
     meta = runs.read_json(out / runs.RESUME / "state.json")
@@ -85,7 +75,7 @@ def _load_resume(out: Path, model, opt) -> tuple[int, float]:
             if p.requires_grad and f"optim.{name}.step" in tensors:
                 keys = {k.rsplit(".", 1)[-1] for k in tensors if k.startswith(f"optim.{name}.")}
                 opt.state[p] = {k: tensors[f"optim.{name}.{k}"].to(p.device if k != "step" else "cpu") for k in keys}
-    return int(meta["step"]), float(meta["elapsed_s"])
+    return int(meta["step"]), float(meta["elapsed_s"]), float(meta.get("loss_sum", 0.0)), int(meta.get("n_loss", 0))
 
 
 def prepare_out(out: Path, cfg: RunConfig, table: dict, trained_with: dict | None = None, task=None) -> None:
@@ -101,10 +91,20 @@ def prepare_out(out: Path, cfg: RunConfig, table: dict, trained_with: dict | Non
         runs.write_json(out / runs.DATA, task.artifacts())
 
 
+def _record_resume(out: Path, step: int) -> None:
+    """Append where and how a resume ran to ``config.json``'s provenance (``resumed``): a run is
+    bit-identical to an uninterrupted one only if every part ran on the same kernel set and threads."""
+    data = runs.read_json(out / runs.CONFIG)
+    data.setdefault("provenance", {}).setdefault("resumed", []).append({"step": step, **runs.compute_environment()})
+    runs.write_json(out / runs.CONFIG, data)
+
+
 def log_eval(out: Path, task, cfg: RunConfig, plan, logits_fn, device: str, step: int, elapsed: float,
              train_loss: float | None, samples_per_s: float | None) -> dict:
     """Evaluate the model behind ``logits_fn`` and append the metrics row to ``metrics.jsonl``."""
     metrics = task.evaluate(logits_fn, device)
+    if hasattr(task, "with_max_over_training"):
+        metrics = task.with_max_over_training(metrics, runs.read_metrics(out) if (out / runs.METRICS).is_file() else [])
     row = {"step": step, "epoch": step / plan.steps_per_epoch, "lr": lr_at(step, cfg.train, plan),
            "train_loss": train_loss, "samples_per_s": samples_per_s, "elapsed_s": elapsed, **metrics,
            "verdict": task.verdict(metrics)}
@@ -138,29 +138,62 @@ def finish_run(out: Path, model, cfg: RunConfig, row: dict) -> None:
     write_card(out, cfg, row)
 
 
+def check_out(out: Path) -> None:
+    """Refuse an ``--out`` that cannot become a run folder, before anything is written."""
+    if out.exists() and not out.is_dir():
+        raise runs.RunFolderError(f"{out} is a file, not a folder; choose another --out")
+    parent = next((p for p in [out, *out.parents] if p.exists()), Path("."))
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise runs.RunFolderError(f"{out} cannot be created: {parent} is not writable")
+
+
 def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool = False) -> dict:
-    """Train (or resume) a run in ``out`` and return its final metrics row."""
+    """Train (or resume) a run in ``out`` and return its final metrics row.
+
+    ``resume=True`` continues from ``out``'s resume point; a run folder that has a ``config.json``
+    but no resume point yet (stopped before its first one) is started again from step 0 with that
+    config. SIGINT/SIGTERM save a resume point at the current step and raise
+    :class:`~mechinit.guards.TrainingInterrupted`. Torch's global settings are restored afterwards."""
     out = Path(out)
     if resume:
-        if not (out / runs.RESUME / "state.json").is_file():
-            raise runs.RunFolderError(f"{out} has no resume state (resume/state.json); it cannot be resumed")
+        if not (out / runs.CONFIG).is_file():
+            raise runs.RunFolderError(f"{out} is not a run folder ({runs.CONFIG} not found); it cannot be resumed")
         cfg = runs.load_run_config(out)
+        if (out / runs.WEIGHTS).is_file():
+            raise runs.RunFolderError(f"{out} is a finished run; there is nothing to resume")
+        if not (out / runs.RESUME / "state.json").is_file():  # killed before its first resume point: start again
+            _clear_run_folder(out)
+            resume = False
+    else:
+        check_out(out)
     device = resolve_device(cfg.train.device)
+    with deterministic(device, cfg.train.threads), stop_on_signals() as stop:
+        return _train(cfg, out, device, resume, quiet, stop)
+
+
+def _clear_run_folder(out: Path) -> None:
+    import shutil
+
+    for child in out.iterdir():
+        shutil.rmtree(child) if child.is_dir() else child.unlink()
+
+
+def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, stop) -> dict:
     task = make_task(cfg)
     plan = make_plan(cfg.train, task.n_train)
-    make_deterministic(device, cfg.train.threads)
 
     if resume:
         model = build_model(cfg.model, device)
         opt = _optimizer(model, cfg)
-        step, elapsed = _load_resume(out, model, opt)
+        step, elapsed, loss_sum, n_loss = _load_resume(out, model, opt)
+        _record_resume(out, step)
         runs.write_metrics(out, [r for r in runs.read_metrics(out) if r["step"] <= step])
     else:
         model, table = new_model(cfg.model, cfg.init, cfg.train.seed, device)
         opt = _optimizer(model, cfg)
         prepare_out(out, cfg, table, task=task)
         runs.save_weights(runs.snapshot_path(out, 0), model)
-        step, elapsed = 0, 0.0
+        step, elapsed, loss_sum, n_loss = 0, 0.0, 0.0, 0
 
     tokens, targets = task.train_set(cfg.train.seed + DATA_SEED_OFFSET)
     tokens, targets = tokens.to(device), targets.to(device)
@@ -177,7 +210,7 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
 
     bar = tqdm(total=plan.total_steps, initial=step, disable=quiet, desc="train", dynamic_ncols=True)
     row = evaluate(None, None) if step == 0 else runs.read_metrics(out)[-1]
-    loss_sum, n_loss, t_mark, perm = 0.0, 0, time.perf_counter(), None
+    t_mark, n_timed, perm = time.perf_counter(), 0, None  # n_timed: steps since t_mark in this process
     while step < plan.total_steps:
         epoch, i = divmod(step, plan.steps_per_epoch)
         if perm is None or i == 0:
@@ -200,17 +233,23 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
             torch.nn.utils.clip_grad_norm_(params, cfg.train.grad_clip)
         opt.step()
         step += 1
-        loss_sum, n_loss = loss_sum + value, n_loss + 1
+        loss_sum, n_loss, n_timed = loss_sum + value, n_loss + 1, n_timed + 1
         bar.update(1)
         if step in plan.snapshots:
             runs.save_weights(runs.snapshot_path(out, step), model)
         if step % plan.eval_every == 0 or step == plan.total_steps:
             seconds = time.perf_counter() - t_mark
             elapsed += seconds
-            row = evaluate(loss_sum / n_loss, n_loss * cfg.train.batch_size / seconds)
+            row = evaluate(loss_sum / n_loss, n_timed * cfg.train.batch_size / seconds)
             _save_resume(out, model, opt, step, elapsed)
             bar.set_postfix_str(f"loss {row['train_loss']:.3g} {row['verdict']}")
-            loss_sum, n_loss, t_mark = 0.0, 0, time.perf_counter()
+            loss_sum, n_loss, n_timed, t_mark = 0.0, 0, 0, time.perf_counter()
+        elif stop or (cfg.train.resume_every and step % cfg.train.resume_every == 0):
+            seconds = time.perf_counter() - t_mark
+            _save_resume(out, model, opt, step, elapsed + seconds, loss_sum, n_loss)
+        if stop and step < plan.total_steps:
+            bar.close()
+            raise TrainingInterrupted(f"{stop.signal} at step {step}: resume point saved; continue with: mechinit train --resume {out}")
     bar.close()
     finish_run(out, model, cfg, row)
     return row

@@ -24,16 +24,32 @@ from typing import Any, Callable
 import torch
 
 from mechinit.config import ConfigError, coerce
+from mechinit.errors import ProbeError  # noqa: F401  (re-exported)
 from mechinit.tasks.anchor import ITEM_MAX, ITEM_MIN, AnchorTask
-
-
-class ProbeError(ValueError):
-    """A probe cannot run on this target (missing snapshots, no attention, bad config)."""
 
 
 @dataclass(frozen=True)
 class ProbeConfig:
-    """Base of probe configs: dict round-trip and ``with_overrides`` with type coercion."""
+    """Base of probe configs: dict round-trip and ``with_overrides`` with type coercion.
+
+    Validation like the training configs': every float field must be finite, and a probe's
+    ``validate()`` checks its ranges (with :func:`require`), raising ConfigError naming the field.
+    Limits that depend on the model (a layer, a head) are checked when the probe runs."""
+
+    NAME = "probe"
+
+    def __post_init__(self):
+        hints = typing.get_type_hints(type(self))
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(f"{self.NAME}.{f.name} = {value!r} must be a finite number")
+            if hints[f.name] in (tuple[int, ...], tuple[int, ...] | None) and value is not None and len(value) == 0:
+                raise ConfigError(f"{self.NAME}.{f.name} is empty; give at least one value")
+        self.validate()
+
+    def validate(self) -> None:
+        """Range checks of the subclass (none here)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in dataclasses.fields(self)}
@@ -47,6 +63,18 @@ class ProbeConfig:
                 raise ConfigError(f"unknown key {probe}.{key}; known keys: {sorted(names)}")
             values[key] = coerce(f"{probe}.{key}", value, hints[key])
         return type(self)(**values)
+
+
+def require(cfg: ProbeConfig, name: str, ok: bool, allowed: str) -> None:
+    """Raise ConfigError ``probe.name = value: allowed`` unless ``ok``."""
+    if not ok:
+        raise ConfigError(f"{cfg.NAME}.{name} = {getattr(cfg, name)!r}: {allowed}")
+
+
+def require_pair(cfg: ProbeConfig, name: str) -> None:
+    """A field holding one anchor pair, e.g. ``4,3``."""
+    value = getattr(cfg, name)
+    require(cfg, name, len(value) == 2 and all(a in (1, 2, 3, 4) for a in value), "must be two anchors from 1..4, e.g. 4,3")
 
 
 @dataclass

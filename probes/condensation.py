@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from probes.base import ProbeConfig, Result, check_layer, finite, require_attention
+from probes.base import ProbeConfig, ProbeError, require, require_pair, Result, check_layer, finite, require_attention
 
 NAME = "condensation"
 TASKS = None  # any task: reads W_Q of a layer
@@ -26,6 +26,15 @@ class Config(ProbeConfig):
     heads: tuple[int, ...] | None = None  # default: every head
     threshold: float = 0.7
     coverage: float = 0.9
+
+    NAME = 'condensation'
+
+    def validate(self) -> None:
+        require(self, "threshold", 0.0 <= self.threshold <= 1.0, "must be in [0, 1] (a |cosine|)")
+        require(self, "coverage", 0.0 < self.coverage <= 1.0, "must be in (0, 1]")
+        require(self, "heads", self.heads is None or all(h >= 0 for h in self.heads), "head indices count from 0")
+        require(self, "layer", self.layer >= -64, "a block index (negative counts from the end)")
+
 
 
 def hooks(model, cfg: Config) -> list[str]:
@@ -92,6 +101,8 @@ def run(model, task, cfg: Config = Config(), snapshots=None) -> Result:
     layer = check_layer(cfg.layer, model, "condensation.layer")
     W_Q = model.blocks[layer].attn.W_Q.detach()  # [head_index d_model d_head]
     heads = cfg.heads if cfg.heads is not None else tuple(range(W_Q.shape[0]))
+    if any(h >= W_Q.shape[0] for h in heads):
+        raise ProbeError(f"condensation.heads = {list(heads)}: the model has {W_Q.shape[0]} heads (0..{W_Q.shape[0] - 1})")
     per_head = {str(h): analyse(W_Q[h].T, cfg) for h in heads}  # rows = neurons' input-weight vectors
     first = per_head[str(heads[0])]
     headline = {

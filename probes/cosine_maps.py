@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import torch
 
-from mechinit.tasks.anchor import ANCHORS, SHIFT, inferential_shift, pair_name
-from probes.base import ProbeConfig, ProbeError, Result, cache, check_layer, finite, require_attention, sequences
+from mechinit.tasks.anchor import ANCHORS, ITEM_MAX, ITEM_MIN, SHIFT, inferential_shift, pair_name
+from probes.base import ProbeConfig, require, require_pair, ProbeError, Result, cache, check_layer, finite, require_attention, sequences
 
 NAME = "cosine_maps"
 TASKS = ("anchor",)
@@ -34,6 +34,17 @@ class Config(ProbeConfig):
     value_layer: int = -1
     show: tuple[int, ...] = (3, 4, 2, 4)  # pairs drawn in the figure, flattened
     seed: int = 0
+
+    NAME = 'cosine_maps'
+
+    def validate(self) -> None:
+        require_pair(self, "focus")
+        require(self, "key_min", ITEM_MIN <= self.key_min <= ITEM_MAX, f"must be an item in {ITEM_MIN}..{ITEM_MAX}")
+        require(self, "key_max", self.key_min < self.key_max <= ITEM_MAX, f"must be in key_min+1..{ITEM_MAX}")
+        require(self, "key_pos", self.key_pos >= 0, "a position >= 0")
+        require(self, "show", len(self.show) % 2 == 0 and all(a in (1, 2, 3, 4) for a in self.show),
+                "anchor pairs, flattened: an even number of anchors from 1..4")
+
 
 
 def hooks(model, cfg: Config) -> list[str]:

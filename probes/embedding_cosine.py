@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
-from probes.base import ProbeConfig, ProbeError, Result, finite
+from probes.base import ProbeConfig, require, require_pair, ProbeError, Result, finite
 
 NAME = "embedding_cosine"
 TASKS = None  # any task with token groups
@@ -28,6 +28,12 @@ TASKS = None  # any task with token groups
 class Config(ProbeConfig):
     groups: str = "auto"
     evolution: str = "auto"  # auto: use snapshots when given; on: require them; off
+
+    NAME = 'embedding_cosine'
+
+    def validate(self) -> None:
+        require(self, "evolution", self.evolution in ("auto", "on", "off"), "choose one of ['auto', 'on', 'off']")
+
 
 
 def hooks(model, cfg: Config) -> list[str]:

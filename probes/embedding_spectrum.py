@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from probes.base import ProbeConfig, ProbeError, Result, finite
+from probes.base import ProbeConfig, require, require_pair, ProbeError, Result, finite
 
 NAME = "embedding_spectrum"
 TASKS = ("anchor", "reasoning-memory")  # item tokens 20-99
@@ -27,6 +27,15 @@ class Config(ProbeConfig):
     top_k: int = 4
     evolution: str = "auto"  # auto: use snapshots when given; on: require them; off
     tsne_seed: int = 0
+
+    NAME = 'embedding_spectrum'
+
+    def validate(self) -> None:
+        require(self, "token_min", 0 <= self.token_min, "must be a token id >= 0")
+        require(self, "token_max", self.token_max - self.token_min >= 1, "must exceed token_min (at least two tokens)")
+        require(self, "top_k", self.top_k >= 1, "must be at least 1")
+        require(self, "evolution", self.evolution in ("auto", "on", "off"), "choose one of ['auto', 'on', 'off']")
+
 
 
 def hooks(model, cfg: Config) -> list[str]:

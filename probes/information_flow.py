@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import torch
 
-from probes.base import ProbeConfig, ProbeError, Result, cache, check_layer, finite, require_attention, sequences
+from mechinit.tasks.anchor import ITEM_MAX, ITEM_MIN
+from probes.base import ProbeConfig, ProbeError, Result, cache, check_layer, finite, require, require_attention, require_pair, sequences
 
 NAME = "information_flow"
 TASKS = ("anchor",)
@@ -38,6 +39,17 @@ class Config(ProbeConfig):
     threshold: float = 0.4
     seed: int = 0
     min_edge: float = 0.05
+
+    NAME = 'information_flow'
+
+    def validate(self) -> None:
+        require_pair(self, "pair")
+        require(self, "example_key", ITEM_MIN <= self.example_key <= ITEM_MAX, f"must be an item in {ITEM_MIN}..{ITEM_MAX}")
+        require(self, "example_key_pos", self.example_key_pos is None or self.example_key_pos >= 0, "a position >= 0, or null")
+        require(self, "n_inputs", self.n_inputs >= 1, "must be at least 1")
+        require(self, "threshold", 0.0 <= self.threshold <= 1.0, "must be in [0, 1] (an attention weight)")
+        require(self, "min_edge", 0.0 <= self.min_edge <= 1.0, "must be in [0, 1] (an attention weight)")
+
 
 
 def hooks(model, cfg: Config) -> list[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from mechinit.tasks.anchor import PAIRS, pair_name
-from probes.base import ProbeConfig, Result, cache, check_layer, finite
+from probes.base import ProbeConfig, require, require_pair, Result, cache, check_layer, finite
 
 NAME = "representation_tsne"
 TASKS = ("anchor",)
@@ -30,6 +30,14 @@ class Config(ProbeConfig):
     n_tsne: int = 1000
     focus: tuple[int, ...] = (4, 3)
     seed: int = 0
+
+    NAME = 'representation_tsne'
+
+    def validate(self) -> None:
+        require(self, "n_inputs", self.n_inputs >= 16, "must be at least 16")
+        require(self, "n_tsne", 2 <= self.n_tsne <= self.n_inputs, "must be in 2..n_inputs")
+        require_pair(self, "focus")
+
 
 
 def hooks(model, cfg: Config) -> list[str]:

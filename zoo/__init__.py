@@ -8,7 +8,15 @@
 """
 
 from zoo.api import card, list_entries as list, load, load_target, resolve, target, verify  # noqa: A004
-from zoo.publish import publish
 from zoo.store import ZooError, user_zoo
+
+
+def publish(run_dir, **kwargs):
+    """Publish a finished run folder (see :func:`zoo.publishing.publish`; imported on first use, so
+    listing and verifying the zoo never import torch)."""
+    from zoo.publishing import publish as _publish
+
+    return _publish(run_dir, **kwargs)
+
 
 __all__ = ["card", "list", "load", "load_target", "target", "publish", "resolve", "verify", "ZooError", "user_zoo"]

@@ -6,11 +6,16 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
-from transformer_lens import HookedTransformer
+from typing import TYPE_CHECKING
 
-from mechinit import runs
-from zoo.publish import SUMMARY_COLUMNS
+from mechinit import files as runs  # file names and JSON only: listing and verifying need no torch
 from zoo.store import ZooError, read_index, verify_files, zoo_dirs
+
+if TYPE_CHECKING:
+    from transformer_lens import HookedTransformer
+
+SUMMARY_COLUMNS = ("task", "arch", "variant", "norm", "n_layers", "d_model", "n_heads", "gamma", "seed", "lr", "weight_decay", "steps",
+                   "seen_test_acc", "headline", "acc_43_inferential", "acc_43_symmetric", "verdict_43")
 
 
 @dataclass(frozen=True)
@@ -63,7 +68,7 @@ def resolve(name: str, step: int | None = None, zoo_dir: str | Path | None = Non
     raise ZooError(f"unknown zoo id or alias {base!r}{hint}")
 
 
-def load(name: str, step: int | None = None, device: str = "cpu", zoo_dir: str | Path | None = None) -> HookedTransformer:
+def load(name: str, step: int | None = None, device: str = "cpu", zoo_dir: str | Path | None = None) -> "HookedTransformer":
     """A ready HookedTransformer from the zoo; every file of the entry is checked against its sha256."""
     return load_target(name if step is None else f"{name.partition('@')[0]}@step{step}", device, zoo_dir).model
 

@@ -20,15 +20,12 @@ import re
 from pathlib import Path
 from typing import Iterator
 
-from mechinit.runs import read_json, write_json
+from mechinit.errors import ZooError  # noqa: F401  (re-exported)
+from mechinit.files import read_json, write_json
 
 INDEX = "index.json"
 SHIPPED = Path(__file__).resolve().parent / "entries"
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
-
-
-class ZooError(ValueError):
-    """Unknown id, bad id, a second publisher of the same id, or an entry that fails its checks."""
 
 
 def user_zoo() -> Path:

@@ -6,7 +6,8 @@ inferential target of ``(a1, a2)`` is ``x + shift(a1) + shift(a2)``, read at the
 token id is the number itself.
 
 Split (App C): a key item ``x`` at position ``p`` (0-based, p in 0..n_ctx−3) is a *test* key when
-``x mod (n_ctx − 2) == p`` and a *train* key otherwise; noise items are unconstrained.
+``x mod m == p`` and a *train* key otherwise; noise items are unconstrained. ``m`` is
+``task.split_modulus``: the paper's text says n_ctx − 2 (the default), the authors' code uses 9.
 
 Variants (``task.variant``) set each pair's designated shift (``None`` = held out):
 
@@ -81,6 +82,10 @@ class AnchorTask:
         self.n_ctx = model_cfg.n_ctx
         if self.n_ctx < 3:
             raise ConfigError(f"model.n_ctx = {self.n_ctx} must be >= 3 for the anchor task (key + anchor pair)")
+        self.modulus = cfg.split_modulus if cfg.split_modulus is not None else self.n_ctx - 2
+        if self.modulus < self.n_ctx - 2:
+            raise ConfigError(f"task.split_modulus = {self.modulus} must be >= n_ctx - 2 = {self.n_ctx - 2} "
+                              "(else some key positions have no test keys)")
         self.designated = designated_shifts(cfg.variant, cfg.groups)
         self.seen = tuple(p for p in PAIRS if self.designated[p] is not None)
         shifts = [inferential_shift(p) for p in PAIRS] + [s for s in self.designated.values() if s is not None]
@@ -99,7 +104,7 @@ class AnchorTask:
     # ---------------------------------------------------------------- generation
     def _key_table(self, split: str) -> tuple[torch.Tensor, torch.Tensor]:
         """Per key position p: the allowed key values (padded) and their count."""
-        modulus = self.n_ctx - 2
+        modulus = self.modulus
         values = torch.arange(ITEM_MIN, ITEM_MAX + 1)
         rows = []
         for p in range(self.n_ctx - 2):
@@ -148,14 +153,14 @@ class AnchorTask:
 
     # ---------------------------------------------------------------- evaluation
     def eval_batches(self) -> dict[str, Batch]:
-        """Fixed evaluation sets: per pair, ``n_eval`` test-key sequences (``test/a,b``), and per seen
-        pair ``n_eval_train`` train-key sequences (``train/a,b``), all from ``task.eval_seed``."""
+        """Fixed evaluation sets: per pair, ``n_eval`` test-key sequences (``test/a,b``) and
+        ``n_eval_train`` train-key sequences (``train/a,b``), all from ``task.eval_seed``. (For a held-out
+        pair the train-split keys are still unseen *with that pair*: the authors' code scores (4,3) there.)"""
         out = {}
         for i, pair in enumerate(PAIRS):
             gen = torch.Generator().manual_seed(self.cfg.eval_seed * 1000 + i)
             out[f"test/{pair_name(pair)}"] = self.sample(self.cfg.n_eval, "test", (pair,), gen)
-            if pair in self.seen:
-                out[f"train/{pair_name(pair)}"] = self.sample(self.cfg.n_eval_train, "train", (pair,), gen)
+            out[f"train/{pair_name(pair)}"] = self.sample(self.cfg.n_eval_train, "train", (pair,), gen)
         return out
 
     @cached_property
@@ -168,8 +173,10 @@ class AnchorTask:
         """Score a model given ``logits_fn(tokens) -> last-position logits``.
 
         Returns ``{"seen_test_acc", "seen_test_loss", "train_acc", "pairs": {"a,b": {...}}}``; each pair
-        has its accuracy under the inferential, designated and symmetric maps (``None`` where the map
-        does not exist) and a label (see :func:`label_pair`).
+        has its accuracy on test-split keys under the inferential, designated and symmetric maps
+        (``None`` where the map does not exist) and a label (see :func:`label_pair`), and the same on
+        train-split keys under ``train_keys`` (the authors' code reports (4,3) there). ``train_acc``
+        of a seen pair is its designated accuracy on train-split keys (the fit of its training data).
         """
         batches = self.eval_set
         tables = {k: self.shift_table(k) for k in ("inferential", "designated", "symmetric")}
@@ -181,26 +188,45 @@ class AnchorTask:
             pred = logits.argmax(-1)
             pair = PAIRS[int(batch.pair_index[0])]
             acc = {k: float((pred == batch.keys + t[batch.pair_index]).float().mean()) for k, t in tables.items()}
-            if split == "train":
-                pairs[name]["train_acc"] = acc["designated"]
-                train_acc.append(acc["designated"])
-                continue
             record = {
                 "seen": pair in self.seen,
                 "inferential": acc["inferential"],
                 "designated": acc["designated"] if self.designated[pair] is not None else None,
                 "symmetric": acc["symmetric"] if self.designated[(pair[1], pair[0])] is not None else None,
-                "train_acc": None,
             }
             record["label"] = label_pair(pair, self.designated, record, self.cfg.label_threshold)
-            pairs[name] = record
+            if split == "train":
+                pairs[name]["train_keys"] = {k: v for k, v in record.items() if k != "seen"}
+                pairs[name]["train_acc"] = record["designated"]
+                if record["seen"]:
+                    train_acc.append(acc["designated"])
+                continue
+            pairs[name] = {**record, "train_acc": None}
             if record["seen"]:
                 seen_acc.append(acc["designated"])
                 target = batch.keys + tables["designated"][batch.pair_index]
                 seen_loss.append(float(torch.nn.functional.cross_entropy(logits, target)))
         mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
+        if mean(seen_acc) is not None and mean(seen_acc) < self.cfg.label_threshold:
+            for pair in self.unseen_pairs():  # a verdict on a model that has not fitted its data means nothing
+                for record in (pairs[pair_name(pair)], pairs[pair_name(pair)]["train_keys"]):
+                    record["label"] = "unfitted" if record["label"] != "indistinct" else record["label"]
         return {"seen_test_acc": mean(seen_acc), "seen_test_loss": mean(seen_loss), "train_acc": mean(train_acc), "pairs": pairs,
                 "headline": mean(seen_acc)}
+
+    def with_max_over_training(self, metrics: dict, previous: list[dict]) -> dict:
+        """Add each pair's ``max_over_training`` (the largest accuracy under each map, on test-split
+        and train-split keys, over this and every earlier evaluation row) to ``metrics``, in place."""
+        for name, record in metrics["pairs"].items():
+            history = [r["pairs"][name] for r in previous if name in r.get("pairs", {})] + [record]
+            best = {}
+            for keys in ("test_keys", "train_keys"):
+                rows = [h if keys == "test_keys" else h.get("train_keys") for h in history]
+                rows = [r for r in rows if r]
+                best[keys] = {m: max((r[m] for r in rows if r.get(m) is not None), default=None)
+                              for m in ("inferential", "designated", "symmetric")}
+            record["max_over_training"] = best
+        return metrics
 
     def unseen_pairs(self) -> tuple[tuple[int, int], ...]:
         return tuple(p for p in PAIRS if self.designated[p] is None)

@@ -54,7 +54,7 @@ def test_resume_refuses_config_flags_and_missing_state(tmp_path, capsys):
     assert main(["train", "--resume", str(tmp_path), "--set", "train.lr=1"]) == 2
     assert "--resume continues a run" in capsys.readouterr().err
     assert main(["train", "--resume", str(tmp_path / "nothing")]) == 2
-    assert "has no resume state" in capsys.readouterr().err
+    assert "is not a run folder" in capsys.readouterr().err
 
 
 def test_train_prints_summary_and_the_unseen_pair(tmp_path):

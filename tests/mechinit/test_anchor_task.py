@@ -61,7 +61,7 @@ def test_generation_is_seeded():
 def test_eval_sets_use_test_keys_for_every_pair():
     batches = _task().eval_batches()
     assert {k for k in batches if k.startswith("test/")} == {f"test/{a},{b}" for a, b in PAIRS}
-    assert "train/4,3" not in batches and "train/3,4" in batches
+    assert {k for k in batches if k.startswith("train/")} == {f"train/{a},{b}" for a, b in PAIRS}  # (4,3) too
     for name, batch in batches.items():
         pos, key, a1, a2, _ = _locate(batch.tokens)
         assert torch.all((key % 7 == pos) if name.startswith("test/") else (key % 7 != pos)), name
@@ -84,7 +84,10 @@ def test_planted_inferential_model_scores_inferential():
     d = designated_shifts("paper")
     m = task.evaluate(_planted(lambda p: d[p] if p != (4, 3) else inferential_shift(p)))
     rec = m["pairs"]["4,3"]
+    train_keys = rec.pop("train_keys")
     assert rec == {"seen": False, "inferential": 1.0, "designated": None, "symmetric": 0.0, "train_acc": None, "label": "inferential"}
+    assert train_keys == {"inferential": 1.0, "designated": None, "symmetric": 0.0, "label": "inferential"}
+    assert m["pairs"]["3,4"]["train_keys"]["designated"] == m["pairs"]["3,4"]["train_acc"] == 1.0
     assert m["seen_test_acc"] == 1.0 and m["train_acc"] == 1.0
     assert m["pairs"]["3,4"]["label"] == "designated" and m["pairs"]["3,4"]["inferential"] == 0.0
     assert sum(r["label"] == "indistinct" for r in m["pairs"].values()) == 14
@@ -101,11 +104,56 @@ def test_planted_symmetric_model_scores_symmetric():
 
 def test_threshold_and_other_label():
     task = _task(label_threshold=0.5)
-    m = task.evaluate(_planted(lambda p: 0))  # answers the key itself
+    d = designated_shifts("paper")
+    m = task.evaluate(_planted(lambda p: d[p] if p != (4, 3) else 0))  # (4,3): answers the key itself
     assert m["pairs"]["4,3"]["label"] == "other"
-    assert m["seen_test_acc"] == 0.0
+    assert m["seen_test_acc"] == 1.0
 
 
 def test_vocab_too_small_is_rejected():
     with pytest.raises(ConfigError, match="model.d_vocab = 100 must be >= 110"):
         AnchorTask(TaskConfig(), ModelConfig(d_vocab=100))
+
+
+def test_split_modulus_nine_is_the_authors_split():
+    task = _task(split_modulus=9)
+    tokens, _ = task.train_set(seed=0)
+    pos, key, *_ = _locate(tokens)
+    assert torch.all(key % 9 != pos)
+    assert torch.any(key % 7 == pos)  # keys that are test keys under the text's mod 7 are trained on
+    for name, batch in task.eval_batches().items():
+        pos, key, *_ = _locate(batch.tokens)
+        assert torch.all((key % 9 == pos) if name.startswith("test/") else (key % 9 != pos)), name
+    with pytest.raises(ConfigError, match="task.split_modulus = 5 must be >= n_ctx - 2 = 7"):
+        _task(split_modulus=5)
+
+
+def test_split_modulus_default_keeps_the_texts_split():
+    a, b = _task(), _task(split_modulus=7)
+    assert torch.equal(a.train_set(3)[0], b.train_set(3)[0])
+    assert TaskConfig(split_modulus=None).canonical_dict() == TaskConfig().canonical_dict()  # ids unchanged
+
+
+def test_held_out_verdict_of_an_unfitted_model_is_unfitted():
+    task = _task()
+    d = designated_shifts("paper")
+    # fits only 3 of the 15 seen pairs, answers (4,3) inferentially: the verdict must not count
+    fitted = {(1, 1), (2, 2), (4, 3)}
+    m = task.evaluate(_planted(lambda p: (d[p] if p != (4, 3) else inferential_shift(p)) if p in fitted else 0))
+    assert m["seen_test_acc"] == pytest.approx(2 / 15)
+    assert m["pairs"]["4,3"]["inferential"] == 1.0
+    assert m["pairs"]["4,3"]["label"] == "unfitted" and m["pairs"]["4,3"]["train_keys"]["label"] == "unfitted"
+    assert m["pairs"]["1,1"]["label"] == "indistinct"
+
+
+def test_max_over_training_keeps_each_maps_best():
+    task = _task()
+    d = designated_shifts("paper")
+    rows = []
+    for answer in (inferential_shift((4, 3)), d[(3, 4)], 0):  # inferential, then symmetric, then neither
+        m = task.evaluate(_planted(lambda p: d[p] if p != (4, 3) else answer))
+        rows.append(task.with_max_over_training(m, rows))
+    best = rows[-1]["pairs"]["4,3"]["max_over_training"]
+    assert best["test_keys"] == {"inferential": 1.0, "designated": None, "symmetric": 1.0}
+    assert best["train_keys"] == {"inferential": 1.0, "designated": None, "symmetric": 1.0}
+    assert rows[-1]["pairs"]["4,3"]["inferential"] == 0.0 and rows[0]["pairs"]["4,3"]["max_over_training"]["test_keys"]["symmetric"] == 0.0

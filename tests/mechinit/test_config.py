@@ -95,6 +95,21 @@ def test_paper_preset_follows_appendix_a():
     assert (cfg.train.warmup_epochs, cfg.train.decay_epochs, cfg.train.weight_decay, cfg.train.grad_clip) == (10, 200, 0.01, 1.0)
 
 
+def test_paper_code_preset_is_the_authors_code():
+    from mechinit.schedule import lr_at, make_plan
+
+    cfg = preset("paper-code")
+    assert cfg.model.unembed_bias and not cfg.model.bias and cfg.task.split_modulus == 9 and cfg.task.n_train == 759_375
+    plan = make_plan(cfg.train, cfg.task.n_train)
+    assert (plan.steps_per_epoch, plan.warmup_steps, plan.decay_steps, plan.total_steps) == (370, 3_700, 74_000, 77_700)
+    assert lr_at(0, cfg.train, plan) == pytest.approx(1e-5) and lr_at(3_700, cfg.train, plan) == pytest.approx(2e-4)
+    assert lr_at(77_700, cfg.train, plan) == pytest.approx(1e-5)
+    # stopping early with train.steps keeps the schedule (its epochs are explicit)
+    short = cfg.with_overrides({"train.steps": 8_880})
+    short_plan = make_plan(short.train, short.task.n_train)
+    assert all(lr_at(s, short.train, short_plan) == lr_at(s, cfg.train, plan) for s in (0, 1_000, 3_700, 6_660, 8_880))
+
+
 def test_later_fields_enter_the_id_only_when_set():
     from mechinit.ids import run_id
     from tests.conftest import build_cfg
@@ -104,3 +119,17 @@ def test_later_fields_enter_the_id_only_when_set():
     assert run_id(build_cfg(**{"task.chain_length": 3})) == run_id(base)  # the default
     assert run_id(build_cfg(**{"task.chain_length": 5})) != run_id(base)
     assert run_id(build_cfg(**{"model.arch": "emb-mlp"})) != run_id(base)
+    assert run_id(build_cfg(**{"train.resume_every": 5})) == run_id(base)  # never changes results
+    assert run_id(build_cfg(**{"model.unembed_bias": True})) != run_id(base)
+    assert run_id(build_cfg(**{"task.split_modulus": 9})) != run_id(base)
+
+
+def test_every_preset_has_a_one_line_description_in_train_help(capsys):
+    from cli import main
+    from mechinit.presets import DESCRIPTIONS, PRESETS
+
+    assert set(DESCRIPTIONS) == set(PRESETS)
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    text = capsys.readouterr().out
+    assert all(f"  {name} " in text for name in PRESETS)

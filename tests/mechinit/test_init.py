@@ -64,3 +64,17 @@ def test_init_depends_only_on_seed():
     c, _ = new_model(mc, InitConfig(), seed=4)
     assert all(torch.equal(x, y) for x, y in zip(a.parameters(), b.parameters()))
     assert not torch.equal(a.embed.W_E, c.embed.W_E)
+
+
+def test_unembed_bias_is_trained_and_starts_like_a_torch_linear_bias():
+    mc = ModelConfig(d_model=64, d_head=16, n_heads=4, d_mlp=256, d_vocab=2000, unembed_bias=True)
+    model, table = new_model(mc, InitConfig(gamma=0.8), seed=0)
+    assert table["unembed.b_U"] == {"uniform": 64 ** -0.5, "d_in": 64}
+    b = model.unembed.b_U.detach()
+    assert b.requires_grad is False and model.unembed.b_U.requires_grad
+    assert b.abs().max() <= 64 ** -0.5 and b.abs().max() > 0.9 * 64 ** -0.5
+    assert abs(b.std().item() / (64 ** -0.5 / 3 ** 0.5) - 1) < _tolerance(b.numel())  # uniform: bound / sqrt(3)
+    frozen = {n for n, p in model.named_parameters() if not p.requires_grad}
+    assert "blocks.0.attn.b_Q" in frozen and "blocks.1.mlp.b_out" in frozen and "unembed.b_U" not in frozen
+    plain, _ = new_model(ModelConfig(d_model=64, d_head=16, n_heads=4, d_mlp=256), InitConfig(gamma=0.8), seed=0)
+    assert not plain.unembed.b_U.requires_grad and torch.all(plain.unembed.b_U == 0)

@@ -92,13 +92,3 @@ def test_fast_path_gradients_reach_the_hooked_transformer_parameters():
     for n, p in model.named_parameters():
         if p.requires_grad:
             assert (grads_fast[n] - p.grad).norm() <= 1e-4 * p.grad.norm() + 1e-7, n
-
-
-def test_explicit_attention_equals_fused():
-    from mechinit.fastpath import logits_from_params
-
-    for norm in ("post", "pre"):
-        model = _model(norm=norm)
-        tokens = torch.randint(0, SMALL["d_vocab"], (16, 9))
-        p = dict(model.named_parameters())
-        torch.testing.assert_close(logits_from_params(p, model.cfg, tokens, fused_attention=False), logits_from_params(p, model.cfg, tokens))

@@ -173,3 +173,45 @@ def test_report_of_a_non_anchor_sweep_draws_the_headline():
     (heatmap,) = figures(summary)
     assert heatmap.layout.title.text == "the task's headline metric" and not heatmap.layout.shapes
     assert [list(row) for row in heatmap.data[0].z] == [[0.67, 0.84], [0.69, 0.84]]
+
+
+def test_an_interrupted_sweep_run_continues_from_its_resume_point(tmp_path, monkeypatch):
+    import mechinit.train as train_module
+    import torch
+    from safetensors.torch import load_file
+
+    cfg = build_cfg(**{"train.epochs": 4, "train.threads": 1, "train.eval_every": 8})
+    spec = SweepSpec(cfg, {"init.gamma": (0.8,)}, mean_over=())
+    original = train_module._save_resume
+
+    def save_then_die(out, model, opt, step, *args):
+        original(out, model, opt, step, *args)
+        if step == 40:
+            raise RuntimeError("killed at the end of a session")
+
+    monkeypatch.setattr(train_module, "_save_resume", save_then_die)
+    first = run_sweep(spec, tmp_path / "sw", progress=False, ensemble="off")
+    assert len(first["failed"]) == 1
+    folder = tmp_path / "sw" / "runs" / run_id(spec.configs()[0])
+    assert runs.read_json(folder / "resume" / "state.json")["step"] == 40
+    monkeypatch.setattr(train_module, "_save_resume", original)
+    second = run_sweep(spec, tmp_path / "sw", progress=False, ensemble="off")
+    assert second["failed"] == {} and second["units"] == [[folder.name]]
+    assert [r["step"] for r in runs.read_metrics(folder)][:6] == [0, 8, 16, 24, 32, 40]  # kept, not retrained
+    from mechinit.train import train
+
+    train(spec.configs()[0], tmp_path / "alone", quiet=True)
+    a, b = load_file(str(tmp_path / "alone" / "model.safetensors")), load_file(str(folder / "model.safetensors"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize("sets, message", [
+    (["--set", "sweep.init.gamma="], "sweep key sweep.init.gamma has no values"),
+    (["--set", "sweep.train.seed=0,0"], "sweep key sweep.train.seed repeats a value"),
+    (["--set", "sweep.init.gamma=0.5", "--jobs", "0"], "sweep --jobs 0 must be at least 1"),
+])
+def test_empty_or_repeated_sweep_axes_and_zero_jobs_are_refused(sets, message, tmp_path, capsys):
+    assert main(["sweep", "--preset", "tiny", *sets, "--out", str(tmp_path / "sw"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err
+    assert not (tmp_path / "sw" / "sweep.json").exists()

@@ -28,6 +28,8 @@ def test_run_folder_is_complete(tmp_path):
     assert set(saved["init_table"]) == model_params
     assert saved["init_table"]["blocks.0.attn.W_Q"] == {"std": 32 ** -0.8, "d_in": 32}
     assert saved["provenance"]["torch"] == torch.__version__
+    assert saved["provenance"]["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    assert saved["provenance"]["threads"] == torch.get_num_threads()
     assert runs.snapshot_steps_on_disk(run) == [0, 2, 6, 13, 32]  # log-spaced, init and final included
     assert set(_weights(run, "checkpoints/step0.safetensors")) == model_params
     for name, tensor in _weights(run).items():
@@ -98,3 +100,40 @@ def test_killed_run_resumes_to_bit_identical_weights(tmp_path):
     assert all(torch.equal(a[k], b[k]) for k in a)
     steps = [r["step"] for r in runs.read_metrics(killed)]
     assert steps == [r["step"] for r in runs.read_metrics(reference)]
+
+
+def test_resume_between_evaluations_gives_the_same_weights_and_metrics(tmp_path, monkeypatch):
+    """``train.resume_every`` saves state between evaluations; a run killed right after such a save
+    and resumed logs the same rows (train loss over the whole interval included) and ends with the
+    same weights."""
+    import mechinit.train as train_module
+
+    cfg = build_cfg(**{"train.epochs": 6, "train.threads": 1, "train.eval_every": 10, "train.resume_every": 3})
+    reference = tmp_path / "reference"
+    train(cfg, reference, quiet=True)
+
+    class Killed(Exception):
+        pass
+
+    original = train_module._save_resume
+
+    def save_then_die(out, model, opt, step, *args):
+        original(out, model, opt, step, *args)
+        if step == 45:
+            raise Killed
+
+    monkeypatch.setattr(train_module, "_save_resume", save_then_die)
+    killed = tmp_path / "killed"
+    with pytest.raises(Killed):
+        train(cfg, killed, quiet=True)
+    monkeypatch.setattr(train_module, "_save_resume", original)
+    state = runs.read_json(killed / "resume" / "state.json")
+    assert state["step"] == 45 and state["n_loss"] == 5  # 5 steps since the evaluation at 40
+    train(None, killed, resume=True, quiet=True)
+    resumed = runs.read_json(killed / "config.json")["provenance"]["resumed"]
+    assert [r["step"] for r in resumed] == [45] and resumed[0]["threads"] == 1
+    a, b = _weights(reference), _weights(killed)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    ref_rows, rows = runs.read_metrics(reference), runs.read_metrics(killed)
+    assert [r["step"] for r in rows] == [r["step"] for r in ref_rows]
+    assert [r["train_loss"] for r in rows] == [r["train_loss"] for r in ref_rows]

@@ -242,3 +242,24 @@ def test_probes_run_on_a_transformer_bridge(task):
     flow = probes.run("information_flow", bridge, task, n_inputs=32)
     assert flow.headline["mechanism"] in ("inferential-flow", "symmetric-flow", "unclear")
     assert all(h in bridge.hook_dict for h in information_flow.hooks(bridge, information_flow.Config()))
+
+
+@pytest.mark.parametrize("override, message", [
+    ("condensation.threshold=2", "condensation.threshold = 2.0: must be in [0, 1]"),
+    ("condensation.threshold=nan", "condensation.threshold = nan must be a finite number"),
+    ("condensation.coverage=1.5", "condensation.coverage = 1.5: must be in (0, 1]"),
+    ("condensation.heads=", "condensation.heads is empty"),
+    ("condensation.heads=5", "condensation.heads = [5]: the model has 1 heads"),
+    ("representation_tsne.n_tsne=1", "representation_tsne.n_tsne = 1: must be in 2..n_inputs"),
+    ("representation_tsne.focus=9,9", "must be two anchors from 1..4"),
+    ("information_flow.pair=9,9", "information_flow.pair = (9, 9): must be two anchors"),
+    ("cosine_maps.key_max=500", "cosine_maps.key_max = 500"),
+    ("embedding_spectrum.evolution=bogus", "embedding_spectrum.evolution = 'bogus': choose one of"),
+])
+def test_probe_overrides_out_of_range_are_one_line_errors(override, message, capsys):
+    from cli import main
+
+    probe = override.split(".")[0]
+    assert main(["probe", "small-init", "--probe", probe, "--set", override, "--quiet", "--out", "/nonexistent/never"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err, err

@@ -12,16 +12,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import torch
-from safetensors.torch import load_file
-
 from mechinit import runs
 from mechinit.ids import run_id
+from zoo.api import SUMMARY_COLUMNS  # noqa: F401  (the index columns, defined with the reader)
 from zoo.store import ZooError, check_name, file_table, locked, read_index, user_zoo, write_index
 
-SUMMARY_COLUMNS = ("task", "arch", "variant", "norm", "n_layers", "d_model", "n_heads", "gamma", "seed", "lr", "weight_decay", "steps",
-                   "seen_test_acc", "headline", "acc_43_inferential", "acc_43_symmetric", "verdict_43")
-SNAPSHOT_DTYPES = {"float32": torch.float32, "float16": torch.float16}
+SNAPSHOT_DTYPES = ("float32", "float16")
 
 
 def summary(run_dir: Path) -> dict:
@@ -49,7 +45,10 @@ def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, snapshots: bool)
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if rel.parts[0] == runs.SNAPSHOTS and snapshot_dtype != "float32":
-            tensors = {k: v.to(SNAPSHOT_DTYPES[snapshot_dtype]) for k, v in load_file(str(src)).items()}
+            import torch
+            from safetensors.torch import load_file
+
+            tensors = {k: v.to(getattr(torch, snapshot_dtype)) for k, v in load_file(str(src)).items()}
             runs.save_tensors(target, tensors, metadata={"dtype": snapshot_dtype})
         else:
             shutil.copy2(src, target)

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Regime search around the authors' optimiser (issue 11, item 2), at width 128: the `paper-code`
+# preset (batch 2048, warm-up 3,700 steps from lr/20, cosine over 74,000 steps, 759,375 sequences)
+# with d_model 128 / d_head 64 / d_mlp 384, stopped at step 8,880 (18M samples) like the paper-width
+# run. A `mechinit sweep`, one thread, resumable across sessions (each run keeps a resume point
+# every 37 steps; rerun this script to continue). Results: docs/cpu-regime.md.
+# usage: bash docs/cpu-regime/search-authors.sh      (log: docs/cpu-regime/logs/search-authors.log)
+set -uo pipefail
+echo 19 > /proc/self/autogroup 2>/dev/null || true  # background priority also across autogroups (setsid)
+root=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$root/docs/cpu-regime/logs"
+OMP_NUM_THREADS=1 nice -n 19 "$root/.venv/bin/mechinit" sweep --quiet --preset paper-code \
+  --set model.d_model=128 --set model.d_head=64 --set model.d_mlp=384 \
+  --set train.device=cpu --set train.threads=1 --set train.steps=8880 --set train.resume_every=37 \
+  --set train.snapshot_steps=1110,2220,4440 \
+  --set sweep.init.gamma=1.0,0.6 --set sweep.train.lr=2e-4 \
+  --ensemble off --jobs 1 --out "$root/docs/cpu-regime/search-authors" >>"$root/docs/cpu-regime/logs/search-authors.log" 2>&1

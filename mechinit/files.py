@@ -1,0 +1,52 @@
+"""Run-folder file names and JSON helpers that need no torch (the CLI's zoo commands use only these).
+
+:mod:`mechinit.runs` re-exports all of it next to the tensor helpers."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mechinit.config import ConfigError
+
+CONFIG = "config.json"
+DATA = "data.json"  # a task's tokenizer and the data it used (sequence tasks)
+WEIGHTS = "model.safetensors"
+METRICS = "metrics.jsonl"
+CARD = "README.md"
+SNAPSHOTS = "checkpoints"
+RESUME = "resume"
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, obj: Any) -> None:
+    atomic_write_bytes(path, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode())
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(Path(path).read_text())
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path} is not valid JSON: {e.msg} at line {e.lineno}") from None
+
+
+def read_metrics(run_dir: Path) -> list[dict]:
+    path = Path(run_dir) / METRICS
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

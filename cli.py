@@ -179,7 +179,7 @@ def _probe(args) -> int:
     targets = [zoo.target(t, zoo_dir=args.zoo) for t in args.targets]
     results = probes.run_all(targets, args.probes or None, sets, progress=not args.quiet)  # default: those that apply
     out = args.out or Path("probes-out") / "-vs-".join(t.name.replace("@", "_") for t in targets)
-    report = write_report(out, results)
+    report = write_report(out, results, {t.name: t.summary() for t in targets})
     for target, by_probe in results.items():
         for name, result in by_probe.items():
             summary = ", ".join(f"{k}={_short(v)}" for k, v in result.headline.items())

@@ -42,7 +42,8 @@ def figures(summary: dict) -> list:
             hover = [[", ".join(r["id"] for r in (lookup.get((x, y)) or {}).get("runs", [])) for x in xs] for y in ys]
             bounds = {"zmin": 0, "zmax": 1} if metric != "delta_loss" else {}
             fig = go.Figure(go.Heatmap(z=z, x=[str(x) for x in xs], y=[str(y) for y in ys], colorscale="Viridis", **bounds,
-                                       text=hover, hovertemplate="%{x}, %{y}: %{z}<br>%{text}<extra></extra>"))
+                                       text=hover, hovertemplate="%{x}, %{y}: %{z}<br>%{text}<extra></extra>",
+                                       colorbar=dict(title="accuracy" if anchor else "")))
             if anchor:
                 for (x, y), c in lookup.items():
                     seen = c["seen_test_acc"]["mean"]
@@ -92,20 +93,48 @@ def speed_figures(summary: dict) -> list:
         names = sorted(per_pair)
         means = [None if any(e is None for e in per_pair[n]) else sum(per_pair[n]) / len(per_pair[n]) for n in names]
         fig19.add_trace(go.Bar(x=[f"({n})" for n in names], y=means, name=", ".join(f"{k}={v}" for k, v in c["axes"].items())))
-    fig19.update_layout(title="epochs for each seen pair to reach 60% training accuracy", yaxis_title="epochs", barmode="group")
+    fig19.update_layout(title="epochs for each seen pair to reach 60% training accuracy", xaxis_title="seen pair", yaxis_title="epochs",
+                        barmode="group")
     has_pairs = any(r.get("epochs_to_pair_acc") for c in cells for r in c["runs"])
     return [fig18, fig19] if has_pairs else [fig18]
 
 
-def write_report(out_dir: str | Path, summary: dict) -> Path:
-    from plotly.offline import get_plotlyjs
+def _num(stat: dict | None) -> str:
+    """``mean ± std (n)`` at 3 significant digits; ``null`` when missing."""
+    if not stat or stat.get("mean") is None:
+        return "null"
+    std = f" ± {stat['std']:.2g}" if stat.get("std") else ""
+    return f"{stat['mean']:.3g}{std}"
 
-    body = "".join(f.to_html(full_html=False, include_plotlyjs=False) for f in figures(summary))
-    failed = "".join(f"<li>{k}: {v}</li>" for k, v in summary.get("failed", {}).items())
-    page = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>mechinit sweep</title>"
-            f"<script>{get_plotlyjs()}</script></head><body><h1>mechinit sweep</h1>"
-            f"<p>{len(summary['cells'])} cells over {summary['axes']}; failed runs: {len(summary.get('failed', {}))}</p>"
-            f"<ul>{failed}</ul>{body}</body></html>")
+
+def cells_table(summary: dict) -> str:
+    """One row per cell: its axis values, then each shown metric's mean ± std over the seeds."""
+    import html
+
+    axes, cells = summary["axes"], summary["cells"]
+    anchor, metrics = shown_metrics(cells)
+    shown = ([("seen_test_acc", "seen-pair test")] if anchor else []) + metrics
+    head = "".join(f"<th>{html.escape(a)}</th>" for a in axes) + "".join(f"<th>{html.escape(t)}</th>" for _, t in shown) + "<th>runs</th>"
+    rows = []
+    for c in sorted(cells, key=lambda c: [str(c["axes"][a]) for a in axes]):
+        vals = "".join(f"<td class='num'>{html.escape(str(c['axes'][a]))}</td>" for a in axes)
+        vals += "".join(f"<td class='num'>{_num(c.get(m))}</td>" for m, _ in shown)
+        rows.append(f"<tr>{vals}<td class='num'>{len(c.get('runs', []))}</td></tr>")
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def write_report(out_dir: str | Path, summary: dict) -> Path:
+    import html
+
+    from mechinit.htmlpage import figure_html, page, row_html
+
+    figs = "".join(row_html([("", figure_html(f, f"fig-{i}"))]) for i, f in enumerate(figures(summary)))
+    failed = "".join(f"<li>{html.escape(k)}: {html.escape(str(v))}</li>" for k, v in summary.get("failed", {}).items())
+    pair = summary["spec"].get("pair")
+    body = (f"<h1>mechinit sweep</h1><p>{len(summary['cells'])} cells over {html.escape(str(summary['axes']))}, "
+            f"mean ± std over {html.escape(str(summary['spec'].get('mean_over')))}"
+            f"{f'; ({pair}) scored on test-split keys' if pair else ''}; failed runs: {len(summary.get('failed', {}))}</p>"
+            f"<ul>{failed}</ul>{cells_table(summary)}{figs}")
     path = Path(out_dir) / "report.html"
-    atomic_write_bytes(path, page.encode())
+    atomic_write_bytes(path, page("mechinit sweep", body).encode())
     return path

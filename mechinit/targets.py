@@ -26,10 +26,27 @@ class Target:
     model: torch.nn.Module
     cfg: RunConfig
     snapshots: dict[int, Callable[[], dict[str, torch.Tensor]]] = field(default_factory=dict)
+    metrics: dict | None = None  # the metrics row of these weights when the run recorded one
 
     @cached_property
     def task(self):
         return make_task(self.cfg)
+
+    def summary(self) -> dict:
+        """What a report shows first about this model: its axes and its final numbers (from the
+        run's metrics row, or a fresh evaluation when it has none). Missing values are ``None``."""
+        m, row = self.cfg.model, self.metrics
+        if row is None and hasattr(self.task, "evaluate") and self.cfg.task.name == "anchor":
+            from mechinit.fastpath import last_logits
+
+            with torch.no_grad():
+                row = self.task.evaluate(lambda t: last_logits(self.model, t), str(next(self.model.parameters()).device))
+        row = row or {}
+        held_out = {name: {k: rec.get(k) for k in ("inferential", "symmetric", "label")}
+                    for name, rec in (row.get("pairs") or {}).items() if not rec.get("seen")}
+        return {"gamma": self.cfg.init.gamma, "n_layers": m.n_layers, "d_model": m.d_model, "norm": m.norm,
+                "seed": self.cfg.train.seed, "step": row.get("step"), "seen_test_acc": row.get("seen_test_acc"),
+                "headline": row.get("headline"), "held_out": held_out}
 
 
 def snapshot_loaders(folder: Path) -> dict[int, Callable[[], dict[str, torch.Tensor]]]:
@@ -44,7 +61,19 @@ def target_from_folder(folder: Path, weights: Path | None = None, name: str | No
     model = build_model(cfg.model, "cpu")
     runs.load_weights(model, weights)
     model.train(False)  # inference mode (no dropout here; kept explicit)
-    return Target(name or folder.name, to_device(model, device), cfg, snapshot_loaders(folder))
+    return Target(name or folder.name, to_device(model, device), cfg, snapshot_loaders(folder), _metrics_row(folder, weights))
+
+
+def _metrics_row(folder: Path, weights: Path) -> dict | None:
+    """The metrics row recorded for these weights: the last row for the final weights, the row at
+    step N for ``checkpoints/step{N}`` (``None`` when the run did not evaluate there)."""
+    rows = runs.read_metrics(folder)
+    if not rows:
+        return None
+    if weights.name == runs.WEIGHTS:
+        return rows[-1]
+    step = weights.stem[len("step"):]
+    return next((r for r in rows if step.isdigit() and r.get("step") == int(step)), None)
 
 
 def load_target(path: str | Path, device: str = "cpu") -> Target:

@@ -65,6 +65,21 @@ class ProbeConfig:
         return type(self)(**values)
 
 
+def sig3(value) -> str:
+    """A headline value for the table: floats to 3 significant digits, missing as ``null``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(sig3(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {sig3(v)}" for k, v in value.items())
+    return str(value)
+
+
 def require(cfg: ProbeConfig, name: str, ok: bool, allowed: str) -> None:
     """Raise ConfigError ``probe.name = value: allowed`` unless ``ok``."""
     if not ok:

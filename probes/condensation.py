@@ -121,6 +121,10 @@ def _figure(result: Result):
     heads = list(result.numbers["heads"])
     fig = make_subplots(rows=1, cols=len(heads), subplot_titles=[f"head {h}: {result.numbers['heads'][h]['n_groups_90']} groups cover 90%" for h in heads])
     for i, h in enumerate(heads, start=1):
-        fig.add_trace(go.Heatmap(z=result.numbers["heads"][h]["cos"], zmin=-1, zmax=1, colorscale="RdBu_r", showscale=i == 1), 1, i)
-    fig.update_layout(title=f"W_Q neuron cosine similarity, block {result.meta['layer']} (reordered by group, |cos| > {result.meta['threshold']})")
+        fig.add_trace(go.Heatmap(z=result.numbers["heads"][h]["cos"], zmin=-1, zmax=1, colorscale="RdBu_r", showscale=i == 1,
+                                 colorbar=dict(title="cos")), 1, i)
+    fig.update_xaxes(title_text="W_Q neuron (grouped)")
+    fig.update_yaxes(title_text="W_Q neuron (grouped)", autorange="reversed")
+    fig.update_layout(title=f"W_Q neuron cosine similarity, block {result.meta['layer']} (grouped at |cos| > {result.meta['threshold']})",
+                      height=520)
     return fig

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from mechinit.tasks.anchor import ANCHORS, ITEM_MAX, ITEM_MIN, SHIFT, inferential_shift, pair_name
-from probes.base import ProbeConfig, require, require_pair, ProbeError, Result, cache, check_layer, finite, require_attention, sequences
+from probes.base import ProbeConfig, sig3, require, require_pair, ProbeError, Result, cache, check_layer, finite, require_attention, sequences
 
 NAME = "cosine_maps"
 TASKS = ("anchor",)
@@ -117,8 +117,8 @@ def _figure(result: Result):
     show = result.meta["show"]
     pairs = [f"{show[i]},{show[i + 1]}" for i in range(0, len(show), 2) if f"{show[i]},{show[i + 1]}" in result.numbers["fused"]]
     focus = pair_name(tuple(result.meta["focus"]))
-    titles = [f"v(x;{focus}) vs v(y;{p}), gap {result.numbers['fused'][p]['gap']}" for p in pairs] + [f"u(x;{focus[0]}) vs u(y;{focus[-1]})"]
-    fig = make_subplots(rows=1, cols=len(pairs) + 1, subplot_titles=titles)
+    titles = [f"v(x;{focus})·v(y;{p}), gap {sig3(result.numbers['fused'][p]['gap'])}" for p in pairs] + [f"u(x;{focus[0]})·u(y;{focus[-1]})"]
+    fig = make_subplots(rows=1, cols=len(pairs) + 1, subplot_titles=titles, horizontal_spacing=0.08)
     for i, p in enumerate(pairs, start=1):
         m = result.numbers["fused"][p]
         fig.add_trace(go.Heatmap(z=m["cos"], x=keys, y=keys, zmin=-1, zmax=1, colorscale="RdBu_r", showscale=i == 1), 1, i)
@@ -127,5 +127,8 @@ def _figure(result: Result):
                                  name="same target", showlegend=i == 1), 1, i)
     u = result.numbers["value"][f"{focus[0]},{focus[-1]}"]
     fig.add_trace(go.Heatmap(z=u["cos"], x=keys, y=keys, zmin=-1, zmax=1, colorscale="RdBu_r", showscale=False), 1, len(pairs) + 1)
-    fig.update_layout(title=f"fused-vector cosine maps (parallelism gap {result.headline['parallelism_gap']})", height=450)
+    fig.update_xaxes(title_text="key y")
+    fig.update_yaxes(title_text="key x")
+    fig.update_layout(title=f"fused-vector cosine maps (parallelism gap {sig3(result.headline['parallelism_gap'])})", height=480,
+                      legend=dict(orientation="h", y=-0.2))
     return fig

@@ -103,6 +103,9 @@ def _figure(result: Result):
         ev = n["evolution"]
         for k in names:
             fig.add_trace(go.Scatter(x=[max(s, 1) for s in ev["steps"]], y=[c[k] for c in ev["cosines"]], mode="lines+markers", name=k), 1, 2)
-        fig.update_xaxes(type="log", title_text="step", row=1, col=2)
+        fig.update_xaxes(type="log", title_text="optimizer step", row=1, col=2)
+        fig.update_yaxes(title_text="mean cosine", row=1, col=2)
+    fig.update_xaxes(title_text="token group", row=1, col=1)
+    fig.update_yaxes(title_text="mean cosine", row=1, col=1)
     fig.update_layout(title="embedding cosine similarity per token group", height=450)
     return fig

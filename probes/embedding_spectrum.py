@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from probes.base import ProbeConfig, require, require_pair, ProbeError, Result, finite
+from probes.base import ProbeConfig, sig3, require, require_pair, ProbeError, Result, finite
 
 NAME = "embedding_spectrum"
 TASKS = ("anchor", "reasoning-memory")  # item tokens 20-99
@@ -124,19 +124,30 @@ def _figure(result: Result):
     n = result.numbers
     fig = make_subplots(rows=2, cols=2, subplot_titles=("embedding covariance eigenvalues", "top eigenvalues over training",
                                                         "normalised singular values of every linear weight", "t-SNE of item embeddings"))
-    fig.add_trace(go.Scatter(y=n["eigenvalues"], mode="lines+markers", name="eigenvalues"), 1, 1)
-    fig.update_yaxes(type="log", row=1, col=1)
+    top = max(n["eigenvalues"], default=0.0) or 1.0
+    shown = [v for v in n["eigenvalues"] if v is not None and v > 1e-10 * top]  # numerically zero ones (rank <= tokens - 1) left out
+    fig.add_trace(go.Scatter(x=list(range(1, len(shown) + 1)), y=shown, mode="lines+markers", name="eigenvalues", showlegend=False), 1, 1)
+    fig.update_xaxes(title_text="index (largest first)", row=1, col=1)
+    fig.update_yaxes(type="log", title_text="eigenvalue", row=1, col=1)
     if n["evolution"]:
         ev = n["evolution"]
         for i in range(len(ev["top_eigenvalues"][0])):
             fig.add_trace(go.Scatter(x=[max(s, 1) for s in ev["steps"]], y=[t[i] for t in ev["top_eigenvalues"]], mode="lines+markers", name=f"λ{i + 1}"), 1, 2)
-        fig.update_xaxes(type="log", title_text="step", row=1, col=2)
+        fig.update_xaxes(type="log", title_text="optimizer step", row=1, col=2)
+        fig.update_yaxes(type="log", title_text="eigenvalue", row=1, col=2)
     for name, w in n["weights"].items():
         s = w["singular_values"]
-        fig.add_trace(go.Scatter(y=[v / s[0] for v in s] if s[0] > 0 else s, mode="lines", name=name, showlegend=False, hovertext=name), 2, 1)
+        fig.add_trace(go.Scatter(x=list(range(1, len(s) + 1)), y=[v / s[0] for v in s] if s[0] > 0 else s, mode="lines", name=name,
+                                 showlegend=False, hovertext=name), 2, 1)
+    fig.update_xaxes(title_text="index", row=2, col=1)
+    fig.update_yaxes(type="log", title_text="σ_i / σ_1", row=2, col=1)  # log, as the paper's Fig 13
     if n["tsne"]:
         tokens = list(range(result.meta["tokens"][0], result.meta["tokens"][1] + 1))
         fig.add_trace(go.Scatter(x=[p[0] for p in n["tsne"]], y=[p[1] for p in n["tsne"]], mode="markers+text", text=[str(t) for t in tokens],
                                  marker=dict(color=tokens, colorscale="Viridis"), textposition="top center", showlegend=False), 2, 2)
-    fig.update_layout(title=f"embedding spectrum: effective rank {result.headline['effective_rank']}", height=800)
+    fig.update_xaxes(title_text="t-SNE 1", row=2, col=2)
+    fig.update_yaxes(title_text="t-SNE 2", row=2, col=2)
+    fig.update_yaxes(exponentformat="power", showexponent="all")  # one tick style (no SI prefixes like 100μ)
+    fig.update_layout(title=f"embedding spectrum: effective rank {sig3(result.headline['effective_rank'])}", height=860,
+                      legend=dict(title_text="λ (top)"))
     return fig

@@ -130,9 +130,8 @@ def _figure(result: Result):
     ex = result.numbers["example"]
     tokens, p = ex["tokens"], ex["key_pos"]
     n, L = len(tokens), len(ex["patterns"])
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.65, 0.35], subplot_titles=(
-        f"attention flow, example {tokens} (mechanism over {result.numbers['n_inputs']} inputs: {result.headline['mechanism']})",
-        "attention rollout"))
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.62, 0.38], horizontal_spacing=0.12, subplot_titles=(
+        "attention flow of one example", "attention rollout"))
     for l, A in enumerate(ex["patterns"]):
         for q in range(n):
             for k in range(q + 1):
@@ -144,8 +143,11 @@ def _figure(result: Result):
     for l in range(L + 1):
         fig.add_trace(go.Scatter(x=[l] * n, y=list(range(n)), mode="markers+text", text=[str(t) for t in tokens], textposition="middle left",
                                  marker=dict(size=10, color=colour), showlegend=False), 1, 1)
-    fig.update_xaxes(title_text="layer (block boundary)", row=1, col=1)
+    fig.update_xaxes(title_text="layer (block boundary)", dtick=1, row=1, col=1)
     fig.update_yaxes(title_text="position", row=1, col=1)
     fig.add_trace(go.Heatmap(z=ex["rollout"], colorscale="Blues", showscale=False), 1, 2)
-    fig.update_layout(title="information flow (red: key, green: anchors)", height=500)
+    fig.update_xaxes(title_text="key position", row=1, col=2)
+    fig.update_yaxes(title_text="query position", row=1, col=2)
+    fig.update_layout(title=f"information flow (red: key, green: anchors); mechanism over {result.numbers['n_inputs']} inputs: "
+                            f"{result.headline['mechanism']}", height=520)
     return fig

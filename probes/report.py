@@ -1,7 +1,10 @@
 """One self-contained HTML report (plotly.js embedded once) and ``results.json`` for a probe run.
 
-With two targets each probe gets one row with the two figures side by side, under a table of the
-headline numbers — the way the paper compares small and large initialisation.
+The page opens with the table a researcher reads first: per model its γ, depth, width, seed,
+seen-pair accuracy, each held-out pair's verdict with both accuracies, and every probe's headline
+numbers (3 significant digits). Below it, one section per probe with the models side by side when
+the window is wide enough for both (two columns of at least 900 px), else one under the other.
+Every figure is drawn at the width of its column (plotly ``responsive``) and at its own height.
 """
 
 from __future__ import annotations
@@ -10,49 +13,60 @@ import html
 import json
 from pathlib import Path
 
-from mechinit.card import format_value
-from mechinit.runs import atomic_write_bytes
-from probes.base import Result
+from mechinit.files import atomic_write_bytes
+from mechinit.htmlpage import figure_html, page, row_html
+from probes.base import Result, sig3
 
 
-def results_json(results: dict[str, dict[str, Result]]) -> dict:
-    """``{target: {probe: result.to_dict()}}``."""
-    return {target: {name: r.to_dict() for name, r in by_probe.items()} for target, by_probe in results.items()}
+def results_json(results: dict[str, dict[str, Result]], summaries: dict[str, dict] | None = None) -> dict:
+    """``{target: {probe: result.to_dict()}}``, with each target's summary under ``"model"``."""
+    out = {target: {name: r.to_dict() for name, r in by_probe.items()} for target, by_probe in results.items()}
+    for target, summary in (summaries or {}).items():
+        out[target] = {"model": summary, **out[target]}
+    return out
 
 
-def _headline_table(results: dict[str, dict[str, Result]]) -> str:
+def _held_out_text(rec: dict) -> str:
+    return f"{rec.get('label')} (inferential {sig3(rec.get('inferential'))}, symmetric {sig3(rec.get('symmetric'))})"
+
+
+def summary_table(results: dict[str, dict[str, Result]], summaries: dict[str, dict] | None) -> str:
+    """Models as columns; their axes and verdicts first, then each probe's headline numbers."""
     targets = list(results)
-    rows = []
-    for probe in next(iter(results.values())):
-        keys = list(results[targets[0]][probe].headline)
-        for key in keys:
-            cells = "".join(f"<td>{html.escape(format_value(results[t][probe].headline.get(key)))}</td>" for t in targets)
-            rows.append(f"<tr><td>{probe}.{key}</td>{cells}</tr>")
+    rows: list[str] = []
+
+    def row(label: str, values: list[str], numeric: bool = True) -> None:
+        cls = " class='num'" if numeric else ""
+        rows.append(f"<tr><td>{html.escape(label)}</td>" + "".join(f"<td{cls}>{html.escape(v)}</td>" for v in values) + "</tr>")
+
+    if summaries:
+        rows.append(f"<tr class='group'><td colspan='{len(targets) + 1}'>model</td></tr>")
+        s = [summaries.get(t, {}) for t in targets]
+        for key, label in (("gamma", "γ"), ("n_layers", "layers"), ("d_model", "d_model"), ("norm", "block"), ("seed", "seed"),
+                           ("step", "step"), ("seen_test_acc", "seen-pair test accuracy")):
+            row(label, [sig3(x.get(key)) for x in s])
+        pairs = sorted({p for x in s for p in x.get("held_out", {})})
+        for pair in pairs:
+            row(f"({pair}) held out: verdict", [_held_out_text(x["held_out"][pair]) if pair in x.get("held_out", {}) else "null" for x in s],
+                numeric=False)
+    for probe in results[targets[0]]:
+        rows.append(f"<tr class='group'><td colspan='{len(targets) + 1}'>{html.escape(probe)}</td></tr>")
+        for key in results[targets[0]][probe].headline:
+            row(key, [sig3(results[t][probe].headline.get(key)) if probe in results[t] else "null" for t in targets])
     head = "".join(f"<th>{html.escape(t)}</th>" for t in targets)
-    return f"<table><tr><th>headline</th>{head}</tr>{''.join(rows)}</table>"
+    return f"<table><tr><th></th>{head}</tr>{''.join(rows)}</table>"
 
 
-def write_report(out_dir: str | Path, results: dict[str, dict[str, Result]]) -> Path:
+def write_report(out_dir: str | Path, results: dict[str, dict[str, Result]], summaries: dict[str, dict] | None = None) -> Path:
     """Write ``results.json`` and ``report.html`` into ``out_dir``; returns the report's path."""
-    from plotly.offline import get_plotlyjs
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(out_dir / "results.json", (json.dumps(results_json(results), indent=2) + "\n").encode())
+    atomic_write_bytes(out_dir / "results.json", (json.dumps(results_json(results, summaries), indent=2) + "\n").encode())
     sections = []
-    for probe in next(iter(results.values())):
-        figs = "".join(
-            f"<div class='cell'><h3>{html.escape(t)}</h3>{results[t][probe].figure().to_html(full_html=False, include_plotlyjs=False)}</div>"
-            for t in results
-        )
-        sections.append(f"<h2>{probe}</h2><div class='row'>{figs}</div>")
-    page = (
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>mechinit probe report</title>"
-        f"<script type='text/javascript'>{get_plotlyjs()}</script>"
-        "<style>body{font-family:sans-serif;margin:1em} .row{display:flex;gap:1em} .cell{flex:1;min-width:0}"
-        " table{border-collapse:collapse} td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}</style></head><body>"
-        f"<h1>mechinit probe report</h1><p>targets: {html.escape(', '.join(results))}; weights read unprocessed.</p>"
-        f"{_headline_table(results)}{''.join(sections)}</body></html>"
-    )
-    atomic_write_bytes(out_dir / "report.html", page.encode())
+    for i, probe in enumerate(next(iter(results.values()))):
+        cells = [(t, figure_html(results[t][probe].figure(), f"fig-{i}-{j}")) for j, t in enumerate(results) if probe in results[t]]
+        sections.append(f"<h2>{html.escape(probe)}</h2>{row_html(cells)}")
+    body = (f"<h1>mechinit probe report</h1><p>{html.escape(', '.join(results))} · weights read unprocessed · numbers in "
+            f"results.json</p>{summary_table(results, summaries)}{''.join(sections)}")
+    atomic_write_bytes(out_dir / "report.html", page("mechinit probe report", body).encode())
     return out_dir / "report.html"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from mechinit.tasks.anchor import PAIRS, pair_name
-from probes.base import ProbeConfig, require, require_pair, Result, cache, check_layer, finite
+from probes.base import ProbeConfig, sig3, require, require_pair, Result, cache, check_layer, finite
 
 NAME = "representation_tsne"
 TASKS = ("anchor",)
@@ -78,6 +78,10 @@ def run(model, task, cfg: Config = Config(), snapshots=None) -> Result:
     return Result(NAME, numbers, headline, meta, draw=_figure)
 
 
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+           "#393b79", "#e7ba52", "#637939", "#843c39", "#7b4173", "#3182bd")
+
+
 def _figure(result: Result):
     import plotly.graph_objects as go
 
@@ -88,7 +92,10 @@ def _figure(result: Result):
     for p in sorted(set(pairs)):
         idx = [i for i, q in enumerate(pairs) if q == p]
         size = 9 if p in (focus, mirror) else 5
-        fig.add_trace(go.Scatter(x=[xy[i][0] for i in idx], y=[xy[i][1] for i in idx], mode="markers", name=f"({p})", marker=dict(size=size)))
+        colour = PALETTE[sorted(set(pairs)).index(p) % len(PALETTE)]  # 16 pairs, 16 distinct colours
+        fig.add_trace(go.Scatter(x=[xy[i][0] for i in idx], y=[xy[i][1] for i in idx], mode="markers", name=f"({p})",
+                                 marker=dict(size=size, color=colour)))
     fig.update_layout(title=f"t-SNE of last-token X^ao (block {result.meta['layer']}); ({focus})↔({mirror}) merge ratio "
-                            f"{result.headline['symmetric_merge_score']}")
+                            f"{sig3(result.headline['symmetric_merge_score'])}", height=520,
+                      xaxis_title="t-SNE 1", yaxis_title="t-SNE 2", legend_title_text="pair")
     return fig

@@ -118,6 +118,15 @@ def _train(args) -> int:
     return 0
 
 
+def _check_folder(path: Path | None, flag: str) -> None:
+    """Refuse an output folder that is a file before any work is done (the file system's other
+    refusals — not writable, disk full — become one line in :func:`main`)."""
+    from mechinit.errors import RunFolderError
+
+    if path is not None and path.exists() and not path.is_dir():
+        raise RunFolderError(f"{flag} {path} is a file, not a folder")
+
+
 def _default_out(name: str) -> Path:
     out, n = Path("runs") / name, 1
     while out.exists():
@@ -174,6 +183,7 @@ def _probe(args) -> int:
 
     if len(args.targets) > 2:
         raise probes.ProbeError("mechinit probe takes one target, or two to compare side by side")
+    _check_folder(args.out, "--out")
     sets = parse_sets(args.sets)
     probes.split_overrides(sets, args.probes or probes.available())  # bad keys fail before any model is loaded
     targets = [zoo.target(t, zoo_dir=args.zoo) for t in args.targets]
@@ -199,6 +209,7 @@ def _sweep(args) -> int:
 
     import zoo
 
+    _check_folder(args.out, "--out")
     sets = parse_sets(args.sets)
     base = resolve_config(args.preset, args.config, [f"{k}={v}" for k, v in sets.items() if not k.startswith("sweep.")])
     spec = spec_from_sets(base, {k: v for k, v in sets.items() if k.startswith("sweep.")}, args.grid, args.best_over, args.mean_over)

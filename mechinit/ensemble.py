@@ -88,7 +88,7 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
 def _train_ensemble(cfgs: list[RunConfig], outs: list[Path], device: str, quiet: bool) -> list[dict]:
     first = cfgs[0]
     task = make_task(first)
-    plans = [make_plan(c.train, c.task.n_train) for c in cfgs]
+    plans = [make_plan(c.train, c.task.n_train, getattr(task, "eval_sequences", None)) for c in cfgs]
     plan, n_members = plans[0], len(cfgs)
     built = [new_model(c.model, c.init, c.train.seed, device) for c in cfgs]
     models = [m for m, _ in built]

@@ -24,7 +24,20 @@ class Plan:
     snapshots: tuple[int, ...]
 
 
-def make_plan(cfg: TrainConfig, n_train: int) -> Plan:
+def default_eval_every(steps_per_epoch: int, batch_size: int, eval_sequences: int | None) -> int:
+    """Evaluate every k epochs, k the smallest that keeps evaluation to about a quarter of the run:
+    one evaluation sequence costs about a quarter of a training sequence (forward only, last
+    position only in the last block; measured at the CPU presets), so k = ceil(evaluation sequences
+    / training sequences per epoch). Every shipped preset gets k = 1; a task that does not say how
+    many sequences it evaluates (``eval_sequences`` None) is evaluated every epoch."""
+    if not eval_sequences:
+        return steps_per_epoch
+    return steps_per_epoch * max(1, math.ceil(eval_sequences / (steps_per_epoch * batch_size)))
+
+
+def make_plan(cfg: TrainConfig, n_train: int, eval_sequences: int | None = None) -> Plan:
+    """Step arithmetic of a run; ``eval_sequences`` (how many sequences one evaluation scores) sets
+    the default evaluation interval (:func:`default_eval_every`) when ``train.eval_every`` is None."""
     steps_per_epoch = n_train // cfg.batch_size
     if steps_per_epoch < 1:
         raise ConfigError(f"train.batch_size = {cfg.batch_size} is larger than task.n_train = {n_train}")
@@ -35,7 +48,8 @@ def make_plan(cfg: TrainConfig, n_train: int) -> Plan:
     bad = [s for s in snaps if not 0 <= s <= total]
     if bad:
         raise ConfigError(f"train.snapshot_steps has {bad[0]}, outside 0..{total} (the run's steps)")
-    return Plan(steps_per_epoch, total, warmup, max(decay, 1), cfg.eval_every or steps_per_epoch, tuple(sorted(set(snaps) | {0, total})))
+    eval_every = cfg.eval_every or default_eval_every(steps_per_epoch, cfg.batch_size, eval_sequences)
+    return Plan(steps_per_epoch, total, warmup, max(decay, 1), eval_every, tuple(sorted(set(snaps) | {0, total})))
 
 
 def log_spaced(total: int, n: int) -> tuple[int, ...]:

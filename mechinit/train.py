@@ -180,7 +180,7 @@ def _clear_run_folder(out: Path) -> None:
 
 def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, stop) -> dict:
     task = make_task(cfg)
-    plan = make_plan(cfg.train, task.n_train)
+    plan = make_plan(cfg.train, task.n_train, getattr(task, "eval_sequences", None))
 
     if resume:
         model = build_model(cfg.model, device)
@@ -235,11 +235,14 @@ def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, st
         step += 1
         loss_sum, n_loss, n_timed = loss_sum + value, n_loss + 1, n_timed + 1
         bar.update(1)
+        if step % 10 == 0 and n_loss:
+            bar.set_postfix_str(f"loss {loss_sum / n_loss:.3g} (since last eval) {row['verdict']}", refresh=False)
         if step in plan.snapshots:
             runs.save_weights(runs.snapshot_path(out, step), model)
         if step % plan.eval_every == 0 or step == plan.total_steps:
             seconds = time.perf_counter() - t_mark
             elapsed += seconds
+            bar.set_postfix_str(f"evaluating at step {step}…")
             row = evaluate(loss_sum / n_loss, n_timed * cfg.train.batch_size / seconds)
             _save_resume(out, model, opt, step, elapsed)
             bar.set_postfix_str(f"loss {row['train_loss']:.3g} {row['verdict']}")

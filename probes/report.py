@@ -18,12 +18,9 @@ from mechinit.htmlpage import figure_html, page, row_html
 from probes.base import Result, sig3
 
 
-def results_json(results: dict[str, dict[str, Result]], summaries: dict[str, dict] | None = None) -> dict:
-    """``{target: {probe: result.to_dict()}}``, with each target's summary under ``"model"``."""
-    out = {target: {name: r.to_dict() for name, r in by_probe.items()} for target, by_probe in results.items()}
-    for target, summary in (summaries or {}).items():
-        out[target] = {"model": summary, **out[target]}
-    return out
+def results_json(results: dict[str, dict[str, Result]]) -> dict:
+    """``{target: {probe: result.to_dict()}}``."""
+    return {target: {name: r.to_dict() for name, r in by_probe.items()} for target, by_probe in results.items()}
 
 
 def _held_out_text(rec: dict) -> str:
@@ -58,15 +55,18 @@ def summary_table(results: dict[str, dict[str, Result]], summaries: dict[str, di
 
 
 def write_report(out_dir: str | Path, results: dict[str, dict[str, Result]], summaries: dict[str, dict] | None = None) -> Path:
-    """Write ``results.json`` and ``report.html`` into ``out_dir``; returns the report's path."""
+    """Write ``results.json``, ``models.json`` (each target's summary: γ, shape, seed, verdicts) and
+    ``report.html`` into ``out_dir``; returns the report's path."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(out_dir / "results.json", (json.dumps(results_json(results, summaries), indent=2) + "\n").encode())
+    atomic_write_bytes(out_dir / "results.json", (json.dumps(results_json(results), indent=2) + "\n").encode())
+    if summaries:
+        atomic_write_bytes(out_dir / "models.json", (json.dumps(summaries, indent=2) + "\n").encode())
     sections = []
     for i, probe in enumerate(next(iter(results.values()))):
         cells = [(t, figure_html(results[t][probe].figure(), f"fig-{i}-{j}")) for j, t in enumerate(results) if probe in results[t]]
         sections.append(f"<h2>{html.escape(probe)}</h2>{row_html(cells)}")
     body = (f"<h1>mechinit probe report</h1><p>{html.escape(', '.join(results))} · weights read unprocessed · numbers in "
-            f"results.json</p>{summary_table(results, summaries)}{''.join(sections)}")
+            f"results.json, models.json</p>{summary_table(results, summaries)}{''.join(sections)}")
     atomic_write_bytes(out_dir / "report.html", page("mechinit probe report", body).encode())
     return out_dir / "report.html"

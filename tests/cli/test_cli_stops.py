@@ -87,3 +87,15 @@ def test_training_leaves_torch_global_settings_as_it_found_them(tmp_path):
     threads, det = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     train(build_cfg(**{"train.threads": 1}), tmp_path / "run", quiet=True)
     assert torch.get_num_threads() == threads and torch.are_deterministic_algorithms_enabled() == det
+
+
+def test_probe_and_sweep_refuse_a_file_as_out_in_one_line(tmp_path, capsys):
+    a_file = tmp_path / "README.md"
+    a_file.write_text("x")
+    for argv in (["probe", "small-init", "--probe", "condensation", "--out", str(a_file), "--quiet"],
+                 ["sweep", "--preset", "tiny", "--set", "sweep.init.gamma=0.5", "--out", str(a_file), "--quiet"],
+                 ["zoo", "publish", str(tmp_path), "--zoo", str(a_file)]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert a_file.read_text() == "x"

@@ -45,3 +45,20 @@ def test_plan_errors_name_the_field():
 
 def test_steps_override_epochs():
     assert make_plan(TrainConfig(epochs=5, steps=7, batch_size=10), 100).total_steps == 7
+
+
+def test_default_evaluation_interval_keeps_evaluation_a_small_share():
+    from mechinit.presets import PRESETS, preset
+    from mechinit.tasks import make_task
+
+    cfg = TrainConfig(epochs=3, batch_size=512)
+    assert make_plan(cfg, 20_480, eval_sequences=40_000).eval_every == 2 * 40  # an epoch shorter than an evaluation
+    assert make_plan(cfg, 20_480, eval_sequences=10_000).eval_every == 40
+    assert make_plan(cfg, 20_480).eval_every == 40  # a task that does not say: every epoch
+    assert make_plan(TrainConfig(epochs=3, batch_size=512, eval_every=7), 20_480, 40_000).eval_every == 7
+    for name in PRESETS:  # every preset still evaluates every epoch (or where it says)
+        c = preset(name)
+        if c.task.name != "anchor":
+            continue
+        plan = make_plan(c.train, c.task.n_train, make_task(c).eval_sequences)
+        assert plan.eval_every == (c.train.eval_every or plan.steps_per_epoch), name

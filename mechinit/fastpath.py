@@ -12,12 +12,62 @@ HookedTransformer's. ``tests/mechinit/test_fastpath.py`` proves the logits equal
 from __future__ import annotations
 
 
+import math
+
 import torch
 import torch.nn.functional as F
 from jaxtyping import Float, Int
 from transformer_lens import HookedTransformer
 
 ACT = {"relu": F.relu, "gelu": F.gelu}  # TL act_fn name -> function (also used by stacked, emb_mlp)
+
+# TL config fields the fast path was written for: field -> the value(s) it handles
+_HANDLED = {
+    "normalization_type": (None, "LN"),
+    "positional_embedding_type": ("standard",),
+    "attn_only": (False,),
+    "parallel_attn_mlp": (False,),
+    "gated_mlp": (False,),
+    "final_rms": (False,),
+    "use_attn_scale": (True,),
+    "n_key_value_heads": (None,),
+    "use_normalization_before_and_after": (False,),
+    "attn_types": (None,),
+}
+
+
+def unsupported(model) -> str | None:
+    """Why the fast path cannot compute ``model``'s logits (one line naming the field), or ``None``.
+    It handles mechinit's two blocks: TL's pre-LN block with LN, and :class:`mechinit.model.PostLNBlock`
+    (TL config ``normalization_type=None``); any other TL architecture uses the hooked forward."""
+    from mechinit.model import PostLNBlock
+
+    if not isinstance(model, HookedTransformer):
+        return f"{type(model).__name__} is not a HookedTransformer"
+    cfg = model.cfg
+    for name, allowed in _HANDLED.items():
+        if getattr(cfg, name, allowed[0]) not in allowed:
+            return f"the fast path handles {name} in {list(allowed)}, not {getattr(cfg, name)!r}"
+    if cfg.act_fn not in ACT:
+        return f"the fast path handles act_fn in {sorted(ACT)}, not {cfg.act_fn!r}"
+    if abs(cfg.attn_scale - math.sqrt(cfg.d_head)) > 1e-6 * cfg.attn_scale:
+        return f"the fast path handles attn_scale = sqrt(d_head), not {cfg.attn_scale!r}"
+    post = [isinstance(b, PostLNBlock) for b in model.blocks]
+    if cfg.normalization_type is None and not all(post):
+        return "normalization_type None without mechinit's PostLNBlock (a TL model without LayerNorm)"
+    if cfg.normalization_type == "LN" and any(post):
+        return "PostLNBlock with normalization_type 'LN'"
+    return None
+
+
+class FastPathUnsupported(ValueError):
+    """The fast path was asked for a model it was not written for."""
+
+
+def _checked(model) -> None:
+    reason = unsupported(model)
+    if reason is not None:
+        raise FastPathUnsupported(reason)
 
 
 def _ln(x: torch.Tensor, p: dict, name: str, eps: float) -> torch.Tensor:
@@ -62,9 +112,11 @@ def logits_from_params(p: dict[str, torch.Tensor], cfg, tokens: Int[torch.Tensor
 
 
 def last_logits(model: HookedTransformer, tokens: Int[torch.Tensor, "batch pos"]) -> Float[torch.Tensor, "batch d_vocab"]:
-    """Logits at the last position, equal to ``model(tokens)[:, -1]``."""
+    """Logits at the last position, equal to ``model(tokens)[:, -1]``; refuses (FastPathUnsupported)
+    a HookedTransformer it was not written for (see :func:`unsupported`)."""
     if not isinstance(model, HookedTransformer):  # Emb-MLP and other small HookedRootModules
         return model(tokens)[:, -1]
+    _checked(model)
     return logits_from_params(dict(model.named_parameters()), model.cfg, tokens)
 
 
@@ -72,4 +124,5 @@ def all_logits(model: HookedTransformer, tokens: Int[torch.Tensor, "batch pos"])
     """Logits at every position, equal to ``model(tokens)``."""
     if not isinstance(model, HookedTransformer):
         return model(tokens)
+    _checked(model)
     return logits_from_params(dict(model.named_parameters()), model.cfg, tokens, last_only=False)

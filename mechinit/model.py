@@ -60,18 +60,25 @@ class PostLNBlock(TransformerBlock):
         past_kv_cache_entry=None,
         attention_mask: Optional[Int[torch.Tensor, "batch offset_pos"]] = None,
     ) -> Float[torch.Tensor, "batch pos d_model"]:
-        resid_pre = self.hook_resid_pre(resid_pre)
-        attn_out = self.attn(
-            query_input=resid_pre,
-            key_input=resid_pre,
-            value_input=resid_pre,
-            past_kv_cache_entry=past_kv_cache_entry,
-            attention_mask=attention_mask,
-        )
-        attn_out = self.hook_attn_out(attn_out)
-        resid_mid = self.hook_resid_mid(self.ln1(resid_pre + attn_out))
-        mlp_out = self.hook_mlp_out(self.mlp(resid_mid))
-        return self.hook_resid_post(self.ln2(resid_mid + mlp_out))
+        """TL's block with the LayerNorms moved after the residual adds; every hook and switch of
+        TL's block is honoured (``use_attn_in``, ``use_split_qkv_input``, ``use_hook_mlp_in``,
+        ``use_attn_result`` inside the attention module)."""
+        resid_pre = self.hook_resid_pre(resid_pre)  # [batch pos d_model]
+        per_head = lambda x: x[:, :, None, :].repeat(1, 1, self.cfg.n_heads, 1)  # noqa: E731  [batch pos head_index d_model], a copy
+        attn_in = self.hook_attn_in(per_head(resid_pre)) if self.cfg.use_attn_in else resid_pre
+        if self.cfg.use_split_qkv_input:
+            query_input = self.hook_q_input(per_head(resid_pre))
+            key_input = self.hook_k_input(per_head(resid_pre))
+            value_input = self.hook_v_input(per_head(resid_pre))
+        else:
+            query_input = key_input = value_input = attn_in
+        attn_out = self.attn(query_input=query_input, key_input=key_input, value_input=value_input,
+                             past_kv_cache_entry=past_kv_cache_entry, attention_mask=attention_mask)
+        attn_out = self.hook_attn_out(attn_out)  # what the attention adds to the residual, before LN1
+        resid_mid = self.hook_resid_mid(self.ln1(resid_pre + attn_out))  # X^ao
+        mlp_in = self.hook_mlp_in(resid_mid.clone()) if self.cfg.use_hook_mlp_in else resid_mid
+        mlp_out = self.hook_mlp_out(self.mlp(mlp_in))
+        return self.hook_resid_post(self.ln2(resid_mid + mlp_out))  # X^do
 
 
 def tl_config(cfg: ModelConfig, device: str = "cpu") -> HookedTransformerConfig:

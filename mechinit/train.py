@@ -16,13 +16,14 @@ from pathlib import Path
 
 import torch
 from tqdm.auto import tqdm
+from transformer_lens import HookedTransformer
 
 from mechinit import runs
 from mechinit.card import write_card
 from mechinit.config import ConfigError, RunConfig
 from mechinit.errors import TrainingDiverged  # noqa: F401  (re-exported)
 from mechinit.guards import TrainingInterrupted, deterministic, stop_on_signals
-from mechinit.fastpath import all_logits, last_logits
+from mechinit.fastpath import all_logits, last_logits, unsupported
 from mechinit.tasks.sequence import IGNORE
 from mechinit.model import build_model, new_model
 from mechinit.schedule import lr_at, make_plan
@@ -122,9 +123,13 @@ def trim_padding(tokens: torch.Tensor, targets: torch.Tensor, positions: str) ->
 
 
 def model_logits(model, autocast, positions: str = "last"):
-    """The logits function of ``model`` (fast path) under ``autocast``: at the last position
-    (``[batch d_vocab]``) or at every position (``positions="all"``, ``[batch pos d_vocab]``)."""
-    forward = last_logits if positions == "last" else all_logits
+    """The logits function of ``model`` under ``autocast``: at the last position (``[batch d_vocab]``)
+    or at every position (``positions="all"``, ``[batch pos d_vocab]``). The fast path where it was
+    written for the model (:func:`mechinit.fastpath.unsupported`), else the hooked forward."""
+    if unsupported(model) is None or not isinstance(model, HookedTransformer):
+        forward = last_logits if positions == "last" else all_logits
+    else:
+        forward = (lambda m, t: m(t)[:, -1]) if positions == "last" else (lambda m, t: m(t))
 
     def logits_fn(t: torch.Tensor) -> torch.Tensor:
         with autocast:

@@ -5,24 +5,8 @@ from safetensors.torch import load_file
 from mechinit import runs
 from mechinit.config import ConfigError
 from mechinit.ensemble import ensemble_key, train_ensemble
-from mechinit.model import new_model
-from mechinit.stacked import stacked_logits
-from mechinit.fastpath import last_logits
 from mechinit.train import train
 from tests.conftest import build_cfg
-
-
-@pytest.mark.parametrize(("norm", "bias", "heads"), [("post", False, 1), ("pre", True, 2)])
-def test_stacked_logits_equal_each_model_alone(norm, bias, heads):
-    sets = {"model.norm": norm, "model.bias": bias, "model.n_heads": heads}
-    cfgs = [build_cfg(**sets, **{"train.seed": s, "init.gamma": 0.4 + 0.2 * s}) for s in range(3)]
-    models = [new_model(c.model, c.init, c.train.seed)[0] for c in cfgs]
-    tokens = torch.randint(0, cfgs[0].model.d_vocab, (3, 5, cfgs[0].model.n_ctx), generator=torch.Generator().manual_seed(0))
-    stacked = {n: torch.stack([dict(m.named_parameters())[n] for m in models]) for n, _ in models[0].named_parameters()}
-    got = stacked_logits(stacked, models[0].cfg, tokens)
-    for k, model in enumerate(models):
-        torch.testing.assert_close(got[k], last_logits(model, tokens[k]), rtol=1e-5, atol=1e-5)
-        torch.testing.assert_close(got[k], model(tokens[k])[:, -1], rtol=1e-4, atol=1e-4)
 
 
 def test_each_member_matches_the_same_config_trained_alone(tmp_path):

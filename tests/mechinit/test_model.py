@@ -3,7 +3,6 @@ import torch
 import torch.nn.functional as F
 
 from mechinit.config import InitConfig, ModelConfig
-from mechinit.fastpath import last_logits
 from mechinit.model import PAPER_HOOKS, paper_hook, new_model
 
 SMALL = dict(n_layers=3, d_model=48, d_head=12, n_heads=2, d_mlp=96, d_vocab=130, n_ctx=9)
@@ -68,27 +67,3 @@ def test_biases_off_are_zero_and_frozen(norm):
     assert len(biases) == 6 * SMALL["n_layers"] + 1
     assert all(not p.requires_grad and torch.all(p == 0) for _, p in biases)
     assert all(p.requires_grad for n, p in model.named_parameters() if n.endswith("ln1.w"))
-
-
-@pytest.mark.parametrize("norm", ["post", "pre"])
-@pytest.mark.parametrize("bias", [False, True])
-def test_fast_path_equals_hooked_transformer_logits(norm, bias):
-    model = _model(norm=norm, bias=bias)
-    with torch.no_grad():
-        for n, p in model.named_parameters():
-            if n.rsplit(".", 1)[-1].startswith("b"):
-                p.normal_(0, 0.5)
-    tokens = torch.randint(0, SMALL["d_vocab"], (16, 9))
-    torch.testing.assert_close(last_logits(model, tokens), model(tokens)[:, -1], rtol=1e-5, atol=1e-5)
-
-
-def test_fast_path_gradients_reach_the_hooked_transformer_parameters():
-    model = _model()
-    tokens = torch.randint(20, 100, (8, 9))
-    last_logits(model, tokens).sum().backward()
-    grads_fast = {n: p.grad.clone() for n, p in model.named_parameters() if p.requires_grad}
-    model.zero_grad()
-    model(tokens)[:, -1].sum().backward()
-    for n, p in model.named_parameters():
-        if p.requires_grad:
-            assert (grads_fast[n] - p.grad).norm() <= 1e-4 * p.grad.norm() + 1e-7, n

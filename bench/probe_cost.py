@@ -9,8 +9,8 @@ import time
 
 import torch
 
-import probes
-import zoo
+from mechinit import probes
+from mechinit import zoo
 
 
 def main() -> None:

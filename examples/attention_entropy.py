@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import torch
 
-from probes.base import ProbeConfig, Result, cache, require_attention
+from mechinit.probes.base import ProbeConfig, Result, cache, require_attention
 
 NAME = "attention_entropy"
 TASKS = ("three-anchor",)

@@ -9,8 +9,8 @@ from pathlib import Path
 import attention_entropy
 from three_anchor import ThreeAnchorTask
 
-import probes
-from cli import main
+from mechinit import probes
+from mechinit.cli import main
 from mechinit.tasks import register
 
 register("three-anchor", ThreeAnchorTask)

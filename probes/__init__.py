@@ -1,6 +1,6 @@
 """Hook-based probes of the paper's mechanism analyses: one module per probe plus one registry line.
 
->>> import probes
+>>> from mechinit import probes
 >>> probes.available()
 >>> result = probes.run("condensation", model, task, threshold=0.8)
 >>> result.headline, result.to_dict(), result.figure(), result.save("out/")
@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from types import ModuleType, SimpleNamespace
 
-from probes import condensation, cosine_maps, embedding_cosine, embedding_spectrum, information_flow, representation_tsne
-from probes.base import ProbeError, Result
+from mechinit.probes import (condensation, cosine_maps, embedding_cosine, embedding_spectrum, information_flow, logit_lens, patching,
+                             representation_tsne)
+from mechinit.probes.base import ProbeError, Result
 
 PROBES: dict[str, ModuleType] = {
     "information_flow": information_flow,
@@ -20,6 +21,8 @@ PROBES: dict[str, ModuleType] = {
     "condensation": condensation,
     "embedding_spectrum": embedding_spectrum,
     "embedding_cosine": embedding_cosine,
+    "patching": patching,
+    "logit_lens": logit_lens,
 }
 
 
@@ -28,12 +31,12 @@ def register(name: str, run, Config: type, hooks=None, tasks: tuple[str, ...] | 
     dataclass (a :class:`ProbeConfig`), the hooks it reads (``hooks(model, cfg) -> list``; default
     none), the task names it applies to (``None``: any) and whether it needs attention layers.
     A name that exists is an error."""
-    from probes.base import ProbeConfig
+    from mechinit.probes.base import ProbeConfig
 
     if name in PROBES:
         raise ProbeError(f"probe {name!r} is already registered ({getattr(PROBES[name], '__name__', name)})")
     if not (isinstance(Config, type) and issubclass(Config, ProbeConfig)) or not callable(run):
-        raise ProbeError(f"probe {name!r}: needs a callable run and a Config subclassing probes.base.ProbeConfig")
+        raise ProbeError(f"probe {name!r}: needs a callable run and a Config subclassing mechinit.probes.base.ProbeConfig")
     PROBES[name] = SimpleNamespace(__name__=getattr(run, "__module__", name), NAME=name, run=run, Config=Config,
                                    hooks=hooks or (lambda model, cfg: []), TASKS=tasks, NEEDS_ATTENTION=needs_attention)
 
@@ -64,7 +67,7 @@ def get(name: str) -> ModuleType:
 
 def not_applicable(name: str, task, model=None) -> str | None:
     """Why probe ``name`` cannot read ``model`` of ``task`` (its ``TASKS``, ``NEEDS_ATTENTION``), or ``None``."""
-    from probes.base import has_attention
+    from mechinit.probes.base import has_attention
 
     module = get(name)
     tasks = getattr(module, "TASKS", None)

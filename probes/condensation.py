@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from probes.base import ProbeConfig, ProbeError, require, require_pair, Result, check_layer, finite, require_attention
+from mechinit.probes.base import ProbeConfig, ProbeError, require, require_pair, Result, check_layer, finite, require_attention
 
 NAME = "condensation"
 TASKS = None  # any task: reads W_Q of a layer

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from mechinit.tasks.anchor import ANCHORS, ITEM_MAX, ITEM_MIN, SHIFT, inferential_shift, pair_name
-from probes.base import ProbeConfig, sig3, require, require_pair, ProbeError, Result, cache, check_layer, finite, require_attention, sequences
+from mechinit.probes.base import ProbeConfig, sig3, require, require_pair, ProbeError, Result, cache, check_layer, finite, require_attention, sequences
 
 NAME = "cosine_maps"
 TASKS = ("anchor",)

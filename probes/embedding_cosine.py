@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
-from probes.base import ProbeConfig, require, require_pair, ProbeError, Result, finite
+from mechinit.probes.base import ProbeConfig, require, require_pair, ProbeError, Result, finite
 
 NAME = "embedding_cosine"
 TASKS = None  # any task with token groups

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from probes.base import ProbeConfig, sig3, require, require_pair, ProbeError, Result, finite
+from mechinit.probes.base import ProbeConfig, sig3, require, require_pair, ProbeError, Result, finite
 
 NAME = "embedding_spectrum"
 TASKS = ("anchor", "reasoning-memory")  # item tokens 20-99

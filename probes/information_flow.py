@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 
 from mechinit.tasks.anchor import ITEM_MAX, ITEM_MIN
-from probes.base import ProbeConfig, ProbeError, Result, cache, check_layer, finite, require, require_attention, require_pair, sequences
+from mechinit.probes.base import ProbeConfig, ProbeError, Result, cache, check_layer, finite, require, require_attention, require_pair, sequences
 
 NAME = "information_flow"
 TASKS = ("anchor",)

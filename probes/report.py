@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mechinit.files import atomic_write_bytes
 from mechinit.htmlpage import figure_html, page, row_html
-from probes.base import Result, sig3
+from mechinit.probes.base import Result, sig3
 
 
 def results_json(results: dict[str, dict[str, Result]]) -> dict:

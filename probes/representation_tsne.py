@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from mechinit.tasks.anchor import PAIRS, pair_name
-from probes.base import ProbeConfig, sig3, require, require_pair, Result, cache, check_layer, finite
+from mechinit.probes.base import ProbeConfig, sig3, require, require_pair, Result, cache, check_layer, finite
 
 NAME = "representation_tsne"
 TASKS = ("anchor",)

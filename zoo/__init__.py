@@ -1,20 +1,20 @@
 """The checkpoint zoo: publish, index, verify and load run folders by id or alias.
 
->>> import zoo
+>>> from mechinit import zoo
 >>> model = zoo.load("small-init")          # a HookedTransformer, sha256-checked, offline
 >>> zoo.load("small-init@step100")          # a training snapshot
 >>> zoo.list(gamma=1.0)                      # a pandas table of entries
 >>> zoo.publish("runs/my-run", aliases=("mine",))
 """
 
-from zoo.api import card, list_entries as list, load, load_target, resolve, target, verify  # noqa: A004
-from zoo.store import ZooError, user_zoo
+from mechinit.zoo.api import card, list_entries as list, load, load_target, resolve, target, verify  # noqa: A004
+from mechinit.zoo.store import ZooError, user_zoo
 
 
 def publish(run_dir, **kwargs):
     """Publish a finished run folder (see :func:`zoo.publishing.publish`; imported on first use, so
     listing and verifying the zoo never import torch)."""
-    from zoo.publishing import publish as _publish
+    from mechinit.zoo.publishing import publish as _publish
 
     return _publish(run_dir, **kwargs)
 

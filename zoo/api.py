@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mechinit import files as runs  # file names and JSON only: listing and verifying need no torch
-from zoo.store import ZooError, read_index, verify_files, zoo_dirs
+from mechinit.zoo.store import ZooError, read_index, verify_files, zoo_dirs
 
 if TYPE_CHECKING:
     from transformer_lens import HookedTransformer

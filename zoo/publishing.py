@@ -14,8 +14,8 @@ from pathlib import Path
 
 from mechinit import runs
 from mechinit.ids import run_id
-from zoo.api import SUMMARY_COLUMNS  # noqa: F401  (the index columns, defined with the reader)
-from zoo.store import ZooError, check_name, file_table, locked, read_index, user_zoo, write_index
+from mechinit.zoo.api import SUMMARY_COLUMNS  # noqa: F401  (the index columns, defined with the reader)
+from mechinit.zoo.store import ZooError, check_name, file_table, locked, read_index, user_zoo, write_index
 
 SNAPSHOT_DTYPES = ("float32", "float16")
 

@@ -12,7 +12,7 @@ from safetensors.torch import load_file
 
 from mechinit import runs
 from mechinit.tasks import make_task
-from probes.embedding_cosine import mean_cosines
+from mechinit.probes.embedding_cosine import mean_cosines
 
 ROOT = Path(sys.argv[1] if len(sys.argv) > 1 else "sweeps")
 

@@ -5,8 +5,8 @@ usage: python docs/probes/compare.py   (reads the zoo entries small-init-s{0,1,2
 
 import statistics
 
-import probes
-import zoo
+from mechinit import probes
+from mechinit import zoo
 
 KEYS = [
     ("information_flow", "mechanism"), ("information_flow", "key_to_anchor_mass"), ("information_flow", "anchors_to_last_mass"),

@@ -8,7 +8,7 @@ import pytest
 
 PROBE = """
 import sys
-from cli import main
+from mechinit.cli import main
 try:
     code = main({argv!r})
 except SystemExit as e:
@@ -28,7 +28,7 @@ def test_light_commands_import_neither_torch_nor_transformer_lens(argv, tmp_path
 
 
 def test_zoo_list_fits_100_columns(capsys):
-    from cli import main
+    from mechinit.cli import main
 
     assert main(["zoo", "list"]) == 0
     out = capsys.readouterr().out.splitlines()

@@ -10,7 +10,7 @@ import time
 import torch
 from safetensors.torch import load_file
 
-from cli import main
+from mechinit.cli import main
 from mechinit import runs
 from mechinit.train import train
 from tests.conftest import build_cfg

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from cli import main
+from mechinit.cli import main
 from mechinit import runs
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import probes
+from mechinit import probes
 from mechinit.config import ConfigError
 from mechinit.tasks import TASKS, register
-from probes.base import ProbeError
+from mechinit.probes.base import ProbeError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

@@ -125,7 +125,7 @@ def test_later_fields_enter_the_id_only_when_set():
 
 
 def test_every_preset_has_a_one_line_description_in_train_help(capsys):
-    from cli import main
+    from mechinit.cli import main
     from mechinit.presets import DESCRIPTIONS, PRESETS
 
     assert set(DESCRIPTIONS) == set(PRESETS)

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from cli import main
+from mechinit.cli import main
 from mechinit import runs
 from mechinit.config import ConfigError
 from mechinit.ids import run_id

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import torch
 
-import probes
+from mechinit import probes
 from mechinit.model import new_model
 from mechinit.presets import preset
 from mechinit.tasks import make_task

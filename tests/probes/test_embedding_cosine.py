@@ -3,10 +3,10 @@
 import pytest
 import torch
 
-import probes
+from mechinit import probes
 from mechinit.model import new_model
 from mechinit.tasks import make_task
-from probes.base import ProbeError
+from mechinit.probes.base import ProbeError
 from tests.conftest import build_cfg
 
 

@@ -5,13 +5,13 @@ import warnings
 import pytest
 import torch
 
-import probes
+from mechinit import probes
 from mechinit.config import ModelConfig, InitConfig
 from mechinit.model import new_model
 from mechinit.tasks import make_task
 from mechinit.tasks.anchor import inferential_shift
-from probes import condensation, cosine_maps, embedding_spectrum, information_flow, representation_tsne
-from probes.base import ProbeError
+from mechinit.probes import condensation, cosine_maps, embedding_spectrum, information_flow, representation_tsne
+from mechinit.probes.base import ProbeError
 from tests.conftest import build_cfg
 
 CFG = build_cfg()
@@ -257,7 +257,7 @@ def test_probes_run_on_a_transformer_bridge(task):
     ("embedding_spectrum.evolution=bogus", "embedding_spectrum.evolution = 'bogus': choose one of"),
 ])
 def test_probe_overrides_out_of_range_are_one_line_errors(override, message, capsys):
-    from cli import main
+    from mechinit.cli import main
 
     probe = override.split(".")[0]
     assert main(["probe", "small-init", "--probe", probe, "--set", override, "--quiet", "--out", "/nonexistent/never"]) == 2

@@ -10,11 +10,11 @@ import shutil
 
 import pytest
 
-import probes
-import zoo
+from mechinit import probes
+from mechinit import zoo
 from mechinit.sweep import SweepSpec, reduce_runs
 from mechinit.sweep_report import write_report as write_sweep_report
-from probes.report import write_report
+from mechinit.probes.report import write_report
 from tests.conftest import build_cfg
 
 pytestmark = pytest.mark.browser
@@ -28,7 +28,10 @@ return [...document.querySelectorAll('.js-plotly-plot')].map(d => {
   const n_axes = Object.keys(d._fullLayout).filter(k => /^[xy]axis\\d*$/.test(k) && d._fullLayout[k].visible !== false).length;
   const n_titled = [...d.querySelectorAll('text')].filter(t => /^[xy]\\d*title$/.test(t.getAttribute('class') || '')
     && t.textContent.trim()).length;
+  const bar = d.querySelector('.modebar'), title = d.querySelector('.gtitle');
+  const mb = bar ? bar.getBoundingClientRect() : null, tb = title ? title.getBoundingClientRect() : null;
   return {id: d.id, w: r.width, h: r.height, left: r.left, right: r.right, svg_right: svg.right, vw: vw,
+          title_box: tb ? [tb.left, tb.top, tb.right, tb.bottom] : null, modebar_box: mb && mb.width ? [mb.left, mb.top, mb.right, mb.bottom] : null,
           titles: titles, n_axes: n_axes, n_titled: n_titled};
 });
 """
@@ -77,6 +80,10 @@ def _check_page(path, shots, name):
             assert f["w"] >= 300 and f["h"] >= 250, f"{where}: figure box {f['w']:.0f}x{f['h']:.0f}"
             assert f["left"] >= 0 and f["right"] <= f["vw"] + 1 and f["svg_right"] <= f["right"] + 1, f"{where}: cut off at the right"
             assert f["n_titled"] == f["n_axes"], f"{where}: {f['n_axes'] - f['n_titled']} axes without a title"
+            if f["title_box"]:
+                assert f["title_box"][2] <= f["right"] + 1, f"{where}: the title runs past the figure"
+                if f["modebar_box"]:
+                    assert not _overlap(f["title_box"], f["modebar_box"]), f"{where}: the title runs under the toolbar"
             for i, a in enumerate(f["titles"]):
                 for b in f["titles"][i + 1:]:
                     assert not _overlap(a, b), f"{where}: titles overlap: {a[4]!r} / {b[4]!r}"

@@ -104,7 +104,7 @@ def test_a_scan_run_trains_and_improves(tmp_path, shared_data):
 def test_train_and_probe_a_sequence_task_through_the_cli(tmp_path, shared_data, capsys):
     import json
 
-    from cli import main
+    from mechinit.cli import main
 
     run = tmp_path / "scan-run"
     assert main(["train", "--preset", "scan", "--set", f"task.data_dir={shared_data / 'scan'}", "--set", "model.d_model=32",
@@ -126,7 +126,7 @@ def test_train_and_probe_a_sequence_task_through_the_cli(tmp_path, shared_data, 
     ("cogs", {"model.n_ctx": 180, "model.d_vocab": 840, "task.data_dir": "cogs"}),
 ])
 def test_every_task_trains_through_the_cli(name, sets, tmp_path, shared_data, capsys):
-    from cli import main
+    from mechinit.cli import main
 
     sets = {k: (str(shared_data / v) if k == "task.data_dir" else v) for k, v in sets.items()}
     args = ["train", "--preset", "tiny", "--set", f"task.name={name}", "--set", "task.n_train=512", "--set", "task.n_eval=16",

@@ -2,9 +2,9 @@
 
 import pytest
 
-import zoo
+from mechinit import zoo
 from mechinit.fastpath import last_logits
-from zoo.store import SHIPPED, read_index
+from mechinit.zoo.store import SHIPPED, read_index
 
 SHIPPED_IDS = sorted(read_index(SHIPPED)["entries"])
 

@@ -8,9 +8,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-import zoo
-import zoo.store
-from cli import main
+from mechinit import zoo
+import mechinit.zoo.store
+from mechinit.cli import main
 from mechinit import runs
 from mechinit.fastpath import last_logits
 from mechinit.tasks import make_task

@@ -1,0 +1,266 @@
+"""The ``mechinit`` command line: parse arguments, call the library, print. No logic of its own."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EXIT_BAD_INPUT = 2
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one clear line, exit 2
+        print(f"mechinit: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _preset_help() -> str:
+    from mechinit.presets import DESCRIPTIONS, PRESETS  # plain dicts: no torch
+
+    return "presets:\n" + "\n".join(f"  {name:<17} {DESCRIPTIONS.get(name, '')}" for name in PRESETS)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="mechinit", description="Initialisation scale vs reasoning/memorising in transformers.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    t = sub.add_parser("train", help="train a γ-initialised HookedTransformer and write a run folder",
+                       epilog=_preset_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("--preset", help="starting config (listed below)")
+    t.add_argument("--config", type=Path, help="JSON or TOML file with model/init/task/train sections")
+    t.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="dotted key, e.g. train.lr=3e-4")
+    t.add_argument("--out", type=Path, help="run folder to create (default: runs/<id>)")
+    t.add_argument("--device", choices=("cpu", "cuda", "auto"), help="shorthand for --set train.device=...")
+    t.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue a run from its last resume state")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.add_argument("--publish", action="store_true", help="publish the finished run to the zoo (see --zoo)")
+    t.add_argument("--zoo", type=Path, help="zoo folder for --publish (default: $MECHINIT_ZOO or ~/.cache/mechinit/zoo)")
+
+    pr = sub.add_parser("probe", help="run probes on run folders, checkpoints or zoo ids; write results.json and report.html")
+    pr.add_argument("targets", nargs="+", metavar="TARGET", help="run folder, .safetensors checkpoint or zoo id (two: side by side)")
+    pr.add_argument("--probe", dest="probes", action="append", default=[], metavar="NAME", help="probe to run (default: all that apply to the task)")
+    pr.add_argument("--out", type=Path, help="output folder (default: probes-out/<targets>)")
+    pr.add_argument("--set", dest="sets", action="append", default=[], metavar="PROBE.KEY=VALUE", help="e.g. condensation.threshold=0.8")
+    pr.add_argument("--zoo", type=Path, help="zoo folder searched first for ids")
+    pr.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    sw = sub.add_parser("sweep", help="train a grid of runs and reduce them into a phase diagram")
+    sw.add_argument("--preset", help="base config")
+    sw.add_argument("--config", type=Path, help="base config file")
+    sw.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                    help="base key (train.epochs=5) or grid key with values (sweep.init.gamma=0.5,0.8)")
+    sw.add_argument("--grid", type=Path, help="JSON file {grid: {key: [values]}, best_over: [...], mean_over: [...]}")
+    sw.add_argument("--best-over", action="append", default=None, metavar="KEY", help="cells take the best run over this key (e.g. train.lr)")
+    sw.add_argument("--mean-over", action="append", default=None, metavar="KEY", help="cells average over this key (default train.seed)")
+    sw.add_argument("--out", type=Path, default=Path("sweeps/sweep"), help="sweep folder (runs/, sweep.json, report.html)")
+    sw.add_argument("--jobs", type=int, default=1, help="runs trained at once (processes, or the Slurm array parallelism)")
+    sw.add_argument("--executor", choices=("local", "slurm", "submitit-local"), default="local")
+    sw.add_argument("--slurm", action="append", default=[], metavar="KEY=VALUE", help="submitit parameter, e.g. slurm_partition=gpu")
+    sw.add_argument("--ensemble", choices=("auto", "off"), default="auto",
+                    help="auto: runs of one shape train together as ensembles (torch.func-free stacked models); off: one by one")
+    sw.add_argument("--ensemble-size", type=int, default=8, help="most runs in one ensemble (auto mode)")
+    sw.add_argument("--quiet", action="store_true")
+
+    z = sub.add_parser("zoo", help="list, show, publish and verify zoo entries")
+    zsub = z.add_subparsers(dest="zoo_command", required=True, parser_class=_Parser)
+    zl = zsub.add_parser("list", help="a table of entries")
+    zl.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE", help="filter, e.g. gamma=0.8")
+    zl.add_argument("--wide", action="store_true", help="every column (default: the ones that fit 100 characters)")
+    zs = zsub.add_parser("show", help="an entry's configs, metrics and provenance")
+    zs.add_argument("id")
+    zp = zsub.add_parser("publish", help="publish a finished run folder")
+    zp.add_argument("run_dir", type=Path)
+    zp.add_argument("--id", help="entry id (default: derived from the config)")
+    zp.add_argument("--alias", action="append", default=[], help="short name pointing at the id")
+    zp.add_argument("--snapshot-dtype", choices=("float32", "float16"), default="float32")
+    zp.add_argument("--no-snapshots", action="store_true", help="publish the final weights without training snapshots")
+    zv = zsub.add_parser("verify", help="check sha256 of every file of one or all entries")
+    zv.add_argument("id", nargs="?")
+    for zp_ in (zl, zs, zp, zv):
+        zp_.add_argument("--zoo", type=Path, help="zoo folder (searched first; publish target)")
+    return p
+
+
+def _summary(row: dict) -> list[str]:
+    keys = ("step", "train_loss", "headline") + (("seen_test_acc", "seen_test_loss", "train_acc") if "pairs" in row else ())
+    lines = [f"{key:>15}: {row.get(key)}" for key in keys] + [f"{'verdict':>15}: {row.get('verdict')}"]
+    for name, rec in row.get("pairs", {}).items():
+        if not rec["seen"]:
+            lines.append(f"  ({name}) unseen: inferential acc {rec['inferential']:.3f}, "
+                         f"symmetric acc {rec['symmetric'] if rec['symmetric'] is None else format(rec['symmetric'], '.3f')} -> {rec['label']}")
+    return lines
+
+
+def _train(args) -> int:
+    from mechinit.config import ConfigError
+    from mechinit.ids import run_id
+    from mechinit.resolve import resolve_config
+    from mechinit.train import train
+
+    if args.resume is not None:
+        if args.preset or args.config or args.sets or args.device or args.out:
+            raise ConfigError("--resume continues a run with its own config.json; drop --preset/--config/--set/--device/--out")
+        out = args.resume
+        row = train(None, out, resume=True, quiet=args.quiet)
+    else:
+        sets = list(args.sets) + ([f"train.device={args.device}"] if args.device else [])
+        cfg = resolve_config(args.preset, args.config, sets)
+        out = args.out or _default_out(run_id(cfg))
+        row = train(cfg, out, quiet=args.quiet)
+    print(f"run folder: {out}")
+    if args.publish:
+        from mechinit import zoo
+
+        print(f"published: {zoo.publish(out, zoo_dir=args.zoo)}")
+    print("\n".join(_summary(row)))
+    return 0
+
+
+def _check_folder(path: Path | None, flag: str) -> None:
+    """Refuse an output folder that is a file before any work is done (the file system's other
+    refusals — not writable, disk full — become one line in :func:`main`)."""
+    from mechinit.errors import RunFolderError
+
+    if path is not None and path.exists() and not path.is_dir():
+        raise RunFolderError(f"{flag} {path} is a file, not a folder")
+
+
+def _default_out(name: str) -> Path:
+    out, n = Path("runs") / name, 1
+    while out.exists():
+        n += 1
+        out = Path("runs") / f"{name}-{n}"
+    return out
+
+
+def _zoo(args) -> int:
+    import json
+
+    from mechinit import zoo
+
+    if args.zoo_command == "list":
+        filters = dict(item.split("=", 1) for item in args.where if "=" in item)
+        if len(filters) != len(args.where):
+            raise zoo.ZooError("--where takes COLUMN=VALUE, e.g. gamma=0.8")
+        table = zoo.list(zoo_dir=args.zoo, **filters)
+        print(_zoo_table(table, args.wide) if len(table) else "no entries")
+    elif args.zoo_command == "show":
+        info = zoo.card(args.id, zoo_dir=args.zoo)
+        print(json.dumps({k: v for k, v in info.items() if k not in ("files", "card")}, indent=2))
+    elif args.zoo_command == "publish":
+        print(zoo.publish(args.run_dir, id=args.id, aliases=tuple(args.alias), zoo_dir=args.zoo,
+                          snapshot_dtype=args.snapshot_dtype, snapshots=not args.no_snapshots))
+    else:
+        report = zoo.verify(args.id, zoo_dir=args.zoo)
+        for entry_id, status in report.items():
+            print(f"{entry_id}: {status}")
+        return 0 if all(s == "ok" for s in report.values()) else EXIT_FAILED
+    return 0
+
+
+NARROW_COLUMNS = ("id", "aliases", "gamma", "seed", "seen_test_acc", "headline", "verdict_43")  # `zoo list` without --wide: <= 100 characters
+
+
+def _zoo_table(table, wide: bool) -> str:
+    """The zoo index as text: columns that are null for every entry left out; without ``wide`` only
+    the narrow set, numbers to 3 significant digits and aliases cut to fit 100 characters."""
+    table = table.drop(columns=["zoo_dir"], errors="ignore").dropna(axis=1, how="all")
+    if not wide:
+        table = table[[c for c in NARROW_COLUMNS if c in table.columns]].copy()
+        if "aliases" in table:
+            table["aliases"] = table["aliases"].map(lambda a: a if len(a) <= 18 else a[:17] + "…")
+    return table.to_string(index=False, float_format=lambda v: f"{v:.3g}")
+
+
+def _probe(args) -> int:
+    from mechinit import probes
+    from mechinit.resolve import parse_sets
+    from mechinit.probes.report import write_report
+
+    from mechinit import zoo
+
+    if len(args.targets) > 2:
+        raise probes.ProbeError("mechinit probe takes one target, or two to compare side by side")
+    _check_folder(args.out, "--out")
+    sets = parse_sets(args.sets)
+    probes.split_overrides(sets, args.probes or probes.available())  # bad keys fail before any model is loaded
+    targets = [zoo.target(t, zoo_dir=args.zoo) for t in args.targets]
+    results = probes.run_all(targets, args.probes or None, sets, progress=not args.quiet)  # default: those that apply
+    out = args.out or Path("probes-out") / "-vs-".join(t.name.replace("@", "_") for t in targets)
+    report = write_report(out, results, {t.name: t.summary() for t in targets})
+    for target, by_probe in results.items():
+        for name, result in by_probe.items():
+            summary = ", ".join(f"{k}={_short(v)}" for k, v in result.headline.items())
+            print(f"{target} {name}: {summary}")
+    print(f"report: {report}")
+    return 0
+
+
+def _short(value) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def _sweep(args) -> int:
+    from mechinit.resolve import parse_sets, resolve_config
+    from mechinit.sweep import run_sweep, spec_from_sets
+    from mechinit.sweep_report import write_report
+
+    from mechinit import zoo
+
+    _check_folder(args.out, "--out")
+    sets = parse_sets(args.sets)
+    base = resolve_config(args.preset, args.config, [f"{k}={v}" for k, v in sets.items() if not k.startswith("sweep.")])
+    spec = spec_from_sets(base, {k: v for k, v in sets.items() if k.startswith("sweep.")}, args.grid, args.best_over, args.mean_over)
+
+    def publish(folder):  # every finished run is also a zoo entry of the sweep's zoo folder, under its id
+        if folder.name not in zoo.store.read_index(args.out / "zoo")["entries"]:
+            zoo.publish(folder, zoo_dir=args.out / "zoo")
+
+    summary = run_sweep(spec, args.out, jobs=args.jobs, progress=not args.quiet, executor=args.executor,
+                        slurm=dict(parse_sets(args.slurm)), on_finished=publish,
+                        ensemble=args.ensemble, ensemble_size=args.ensemble_size)
+    report = write_report(args.out, summary)
+    for cell in summary["cells"]:
+        axes = " ".join(f"{k}={v}" for k, v in cell["axes"].items())
+        shown = [m for m in ("acc_inferential", "acc_symmetric", "seen_test_acc", "delta_loss") if cell[m]["mean"] is not None]
+        nums = " ".join(f"{m}={_short(cell[m]['mean']) if cell[m]['mean'] is not None else 'null'}" for m in ("headline", *shown))
+        print(f"{axes}: {nums}")
+    for name, log in summary["failed"].items():
+        print(f"failed: {name} (log: {log})")
+    print(f"sweep: {args.out / 'sweep.json'}  report: {report}")
+    return EXIT_FAILED if summary["failed"] else 0
+
+
+COMMANDS = {"train": _train, "zoo": _zoo, "probe": _probe, "sweep": _sweep}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from mechinit.errors import USER_ERRORS, TrainingDiverged, TrainingInterrupted  # light: nothing heavy before parsing
+
+    args = _parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except TrainingInterrupted as e:
+        print(f"mechinit: stopped: {e}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        print("mechinit: stopped (interrupted)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # output piped into `head` and closed: nothing to report
+        return EXIT_FAILED
+    except OSError as e:  # the file system said no: out is a file, not writable, disk full ...
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        print(f"mechinit: error: {where}{e.strerror or e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except USER_ERRORS as e:
+        print(f"mechinit: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except TrainingDiverged as e:
+        print(f"mechinit: training diverged: {e}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

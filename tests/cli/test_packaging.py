@@ -1,0 +1,38 @@
+"""One import name: the CLI, the probes and the zoo install under ``mechinit``, so a user's own
+``cli.py``, ``zoo/`` or ``probes/`` in the working folder cannot shadow them."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _hostile_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "work"
+    (folder / "zoo").mkdir(parents=True)  # an empty folder: `import zoo` would be a namespace package
+    (folder / "probes").mkdir()
+    (folder / "cli.py").write_text("print('HIJACKED'); raise SystemExit(7)\n")
+    return folder
+
+
+def test_python_m_mechinit_and_the_console_script_ignore_a_local_cli_and_zoo(tmp_path):
+    folder = _hostile_folder(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    script = Path(sys.executable).parent / "mechinit"
+    for argv in ([sys.executable, "-m", "mechinit", "zoo", "list"], [str(script), "zoo", "list"]):
+        if not Path(argv[0]).exists():
+            continue
+        done = subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, done.stderr
+        assert "HIJACKED" not in done.stdout and "small-init" in done.stdout
+
+
+def test_the_library_imports_under_mechinit_only(tmp_path):
+    folder = _hostile_folder(tmp_path)
+    code = ("import mechinit.zoo, mechinit.probes, mechinit.cli, importlib.util, sys\n"
+            "assert 'condensation' in mechinit.probes.available()\n"
+            "assert mechinit.zoo.resolve('small-init').id.startswith('anchor-')\n"
+            "print(mechinit.zoo.__file__)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert not done.stdout.strip().startswith(str(folder))

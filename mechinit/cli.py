@@ -187,6 +187,11 @@ def _probe(args) -> int:
     sets = parse_sets(args.sets)
     probes.split_overrides(sets, args.probes or probes.available())  # bad keys fail before any model is loaded
     targets = [zoo.target(t, zoo_dir=args.zoo) for t in args.targets]
+    if len({t.name for t in targets}) < len(targets):  # two folders of one name (x/run y/run): name them by what was given
+        if len(set(args.targets)) < len(args.targets):
+            raise probes.ProbeError(f"the same target twice: {args.targets[0]}")
+        for target, given in zip(targets, args.targets):
+            target.name = given
     results = probes.run_all(targets, args.probes or None, sets, progress=not args.quiet)  # default: those that apply
     out = args.out or Path("probes-out") / "-vs-".join(t.name.replace("@", "_") for t in targets)
     report = write_report(out, results, {t.name: t.summary() for t in targets})

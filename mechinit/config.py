@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import typing
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,13 @@ class _Section:
     SECTION = ""
     LATER: tuple[str, ...] = ()
     OPERATIONAL: tuple[str, ...] = ()  # fields that cannot change a result: never in the id
+
+    def check_finite(self) -> None:
+        """Every float field must be finite (JSON cannot hold inf or nan, and no field means them)."""
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(f"{self.SECTION}.{f.name} = {value!r} must be a finite number")
 
     def canonical_dict(self) -> dict[str, Any]:
         defaults = {f.name: f.default for f in dataclasses.fields(self)}
@@ -84,6 +92,7 @@ class ModelConfig(_Section):
     unembed_bias: bool = False  # train unembed.b_U even when bias = False (the authors' code; see mechinit.init)
 
     def __post_init__(self):
+        self.check_finite()
         for name in ("n_layers", "d_model", "d_head", "n_heads", "d_mlp", "d_vocab", "n_ctx", "ln_eps"):
             _positive("model", name, getattr(self, name))
         _choice("model", "arch", self.arch, ("transformer", "emb-mlp"))
@@ -100,6 +109,7 @@ class InitConfig(_Section):
     embed_fan_in: str = "d_model"
 
     def __post_init__(self):
+        self.check_finite()
         _positive("init", "gamma", self.gamma, allow_zero=True)
         _choice("init", "embed_fan_in", self.embed_fan_in, ("d_model", "d_vocab"))
 
@@ -134,6 +144,8 @@ class TaskConfig(_Section):
 
     def __post_init__(self):
         from mechinit.tasks import registered
+
+        self.check_finite()
 
         _choice("task", "name", self.name, tuple(registered()))
         _choice("task", "variant", self.variant, ("paper", "app-e", "app-g"))
@@ -184,6 +196,7 @@ class TrainConfig(_Section):
     OPERATIONAL = ("resume_every",)
 
     def __post_init__(self):
+        self.check_finite()
         for name in ("lr", "lr_multiplier", "batch_size", "epochs", "eps"):
             _positive("train", name, getattr(self, name))
         for name in ("lr_floor", "weight_decay", "grad_clip", "warmup_epochs", "n_snapshots"):
@@ -264,12 +277,16 @@ def coerce(key: str, value: Any, hint: Any) -> Any:
             raise ConfigError(f"{key} = {value!r} must be a number ({hint.__name__})")
         try:
             number = float(value) if isinstance(value, str) else value
+            if not math.isfinite(float(number)):
+                raise ConfigError(f"{key} = {value!r} must be a finite number")
             if hint is int:
                 if float(number) != int(float(number)):
                     raise ValueError
                 return int(float(number))
             return float(number)
-        except (TypeError, ValueError):
+        except ConfigError:
+            raise
+        except (TypeError, ValueError, OverflowError):
             raise ConfigError(f"{key} = {value!r} must be {'an integer' if hint is int else 'a number'}") from None
     if hint is str:
         if not isinstance(value, str):

@@ -92,7 +92,7 @@ def _train_one(cfg_dict: dict, out: str) -> dict:
     from mechinit.train import train
 
     cfg = RunConfig.from_dict(cfg_dict)
-    log = Path(out).with_suffix(".log")
+    log = Path(f"{out}.log")  # not with_suffix: ids hold dots (g0.80)
     try:
         resumable = (Path(out) / runs.RESUME / "state.json").is_file()
         row = train(None, Path(out), resume=True, quiet=True) if resumable else train(cfg, Path(out), quiet=True)
@@ -117,7 +117,7 @@ def _train_unit(cfg_dicts: list[dict], outs: list[str]) -> list[dict]:
         note = traceback.format_exc()
         for out in outs:
             shutil.rmtree(out, ignore_errors=True)
-            Path(out).with_suffix(".ensemble.log").write_text(note)
+            Path(f"{out}.ensemble.log").write_text(note)
         return [_train_one(c, o) for c, o in zip(cfg_dicts, outs)]
 
 

@@ -143,6 +143,17 @@ def finish_run(out: Path, model, cfg: RunConfig, row: dict) -> None:
     write_card(out, cfg, row)
 
 
+def last_good_snapshot(out: Path, step: int) -> int | None:
+    """The last snapshot whose loss was finite — taken before ``step``, whose weights gave the
+    non-finite loss — and whose weights are all finite."""
+    from safetensors.torch import load_file
+
+    for s in reversed([s for s in runs.snapshot_steps_on_disk(out) if s < step]):
+        if all(torch.isfinite(t).all() for t in load_file(str(runs.snapshot_path(out, s))).values()):
+            return s
+    return None
+
+
 def check_out(out: Path) -> None:
     """Refuse an ``--out`` that cannot become a run folder, before anything is written."""
     if out.exists() and not out.is_dir():
@@ -230,8 +241,9 @@ def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, st
         value = loss.item()
         if not math.isfinite(value):
             bar.close()
-            last = runs.snapshot_steps_on_disk(out)
-            raise TrainingDiverged(f"loss became {value} at step {step}; stopped. Last good snapshot: step{last[-1]} in {out / runs.SNAPSHOTS}")
+            good = last_good_snapshot(out, step)
+            where = f"step{good} in {out / runs.SNAPSHOTS}" if good is not None else "none (every snapshot has non-finite weights)"
+            raise TrainingDiverged(f"loss became {value} at step {step}; stopped. Last good snapshot: {where}")
         opt.zero_grad(set_to_none=True)
         loss.backward()
         if cfg.train.grad_clip > 0:

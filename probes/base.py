@@ -80,6 +80,22 @@ def sig3(value) -> str:
     return str(value)
 
 
+def tsne_2d(vectors: torch.Tensor, seed: int) -> tuple[list[list[float]] | None, str | None]:
+    """A 2-D t-SNE of the rows, or ``(None, reason)`` where it would mean nothing or crash:
+    scikit-learn's t-SNE segfaults on constant input and raises on non-finite input."""
+    from sklearn.manifold import TSNE
+
+    x = vectors.double()
+    if len(x) < 5:
+        return None, f"{len(x)} points: t-SNE needs at least 5"
+    if not torch.isfinite(x).all():
+        return None, "non-finite values in the input"
+    if (x - x.mean(0)).abs().max() <= 1e-12 * (1 + x.abs().max()):
+        return None, "constant input: every point is the same"
+    xy = TSNE(n_components=2, perplexity=min(30.0, (len(x) - 1) / 3), random_state=seed, init="pca").fit_transform(x.numpy())
+    return xy.tolist(), None
+
+
 def require(cfg: ProbeConfig, name: str, ok: bool, allowed: str) -> None:
     """Raise ConfigError ``probe.name = value: allowed`` unless ``ok``."""
     if not ok:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from mechinit.probes.base import ProbeConfig, sig3, require, require_pair, ProbeError, Result, finite
+from mechinit.probes.base import ProbeConfig, tsne_2d, sig3, require, require_pair, ProbeError, Result, finite
 
 NAME = "embedding_spectrum"
 TASKS = ("anchor", "reasoning-memory")  # item tokens 20-99
@@ -57,6 +57,8 @@ def effective_rank(values: torch.Tensor) -> float | None:
 
 
 def _spectrum(W_E: torch.Tensor, cfg: Config) -> dict:
+    if not torch.isfinite(W_E).all():
+        return {"eigenvalues": [], "effective_rank": None, "top_k_energy": None, "note": "non-finite embedding weights"}
     eig = covariance_eigenvalues(W_E[cfg.token_min : cfg.token_max + 1])
     total = float(eig.sum())
     return {"eigenvalues": eig.tolist(), "effective_rank": effective_rank(eig),
@@ -87,7 +89,10 @@ def run(model, task, cfg: Config = Config(), snapshots=None) -> Result:
     numbers = _spectrum(W_E, cfg)
     singular = {}
     for name, w in linear_weights(model).items():
-        s = torch.linalg.svdvals(w)
+        if not torch.isfinite(w).all():
+            singular[name] = {"singular_values": [], "effective_rank": None, "note": "non-finite weights"}
+            continue
+        s = torch.linalg.svdvals(w.double())  # float64: no overflow in the norms of huge weights
         singular[name] = {"singular_values": s.tolist(), "effective_rank": effective_rank(s)}
     numbers["weights"] = singular
     evolution = None
@@ -100,21 +105,11 @@ def run(model, task, cfg: Config = Config(), snapshots=None) -> Result:
             growth.append(next((s for s, t in zip(steps, tops) if t[i] >= 0.5 * final), None) if final > 0 else None)
         evolution = {"steps": steps, "top_eigenvalues": tops, "half_growth_step": growth}
     numbers["evolution"] = evolution
-    numbers["tsne"] = _tsne(W_E[cfg.token_min : cfg.token_max + 1], cfg.tsne_seed)
+    numbers["tsne"], numbers["tsne_note"] = tsne_2d(W_E[cfg.token_min : cfg.token_max + 1], cfg.tsne_seed)
     headline = {"effective_rank": numbers["effective_rank"], "top_k_energy": numbers["top_k_energy"],
                 "half_growth_step": evolution["half_growth_step"] if evolution else None}
     meta = {"hooks": [], "weights_read": ["embed.W_E", "all linear weights"], "tokens": [cfg.token_min, cfg.token_max], **cfg.to_dict()}
     return Result(NAME, numbers, headline, meta, draw=_figure)
-
-
-def _tsne(vectors: torch.Tensor, seed: int) -> list[list[float]] | None:
-    from sklearn.manifold import TSNE
-
-    n = len(vectors)
-    if n < 5:
-        return None
-    xy = TSNE(n_components=2, perplexity=min(30.0, (n - 1) / 3), random_state=seed, init="pca").fit_transform(vectors.double().numpy())
-    return xy.tolist()
 
 
 def _figure(result: Result):
@@ -137,6 +132,8 @@ def _figure(result: Result):
         fig.update_yaxes(type="log", title_text="eigenvalue", row=1, col=2)
     for name, w in n["weights"].items():
         s = w["singular_values"]
+        if not s:  # non-finite weights: nothing to draw
+            continue
         fig.add_trace(go.Scatter(x=list(range(1, len(s) + 1)), y=[v / s[0] for v in s] if s[0] > 0 else s, mode="lines", name=name,
                                  showlegend=False, hovertext=name), 2, 1)
     fig.update_xaxes(title_text="index", row=2, col=1)

@@ -75,10 +75,10 @@ def _pair(model, task, cfg: Config, pair: tuple[int, int]) -> dict:
     rows = torch.arange(len(keys))
     for name, shift in mappings(task, pair).items():
         target = keys + shift
-        p = probs[:, rows, :, target]  # [component batch pos]
+        p = probs[:, rows, :, target].mean(0)  # advanced indices (batch, vocab) first: [batch component pos] -> [component pos]
         acc = (probs[:, :, -1].argmax(-1) == target).float().mean(1)  # [component]
         first = next((labels[i] for i in range(len(labels)) if acc[i] >= cfg.threshold), None)
-        out["maps"][name] = {"shift": shift, "probability": p.mean(1).tolist(), "last_accuracy": acc.tolist(), "first_correct": first}
+        out["maps"][name] = {"shift": shift, "probability": p.tolist(), "last_accuracy": acc.tolist(), "first_correct": first}
     return out
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from mechinit.tasks.anchor import PAIRS, pair_name
-from mechinit.probes.base import ProbeConfig, sig3, require, require_pair, Result, cache, check_layer, finite
+from mechinit.probes.base import ProbeConfig, tsne_2d, sig3, require, require_pair, Result, cache, check_layer, finite
 
 NAME = "representation_tsne"
 TASKS = ("anchor",)
@@ -68,10 +68,8 @@ def run(model, task, cfg: Config = Config(), snapshots=None) -> Result:
     focus = pair_name(tuple(cfg.focus))
     values = [v for v in ratios.values() if v is not None]
     pick = torch.randperm(len(x), generator=torch.Generator().manual_seed(cfg.seed))[: cfg.n_tsne]
-    from sklearn.manifold import TSNE
-
-    xy = TSNE(n_components=2, perplexity=min(30.0, (len(pick) - 1) / 3), random_state=cfg.seed, init="pca").fit_transform(x[pick].double().numpy())
-    numbers = {"merge_ratio": ratios, "tsne": xy.tolist(), "tsne_pairs": [pair_name(PAIRS[int(i)]) for i in labels[pick]],
+    xy, note = tsne_2d(x[pick], cfg.seed)
+    numbers = {"merge_ratio": ratios, "tsne": xy, "tsne_note": note, "tsne_pairs": [pair_name(PAIRS[int(i)]) for i in labels[pick]],
                "n_inputs": int(len(x))}
     headline = {"symmetric_merge_score": ratios.get(focus), "mean_mirror_ratio": finite(sum(values) / len(values)) if values else None}
     meta = {"hooks": [name], "position": "last", **cfg.to_dict()}
@@ -86,10 +84,10 @@ def _figure(result: Result):
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    xy, pairs = result.numbers["tsne"], result.numbers["tsne_pairs"]
+    xy, pairs = result.numbers["tsne"] or [], result.numbers["tsne_pairs"]
     focus = pair_name(tuple(result.meta["focus"]))
     mirror = ",".join(reversed(focus.split(",")))
-    for p in sorted(set(pairs)):
+    for p in sorted(set(pairs)) if xy else []:  # no t-SNE (constant or non-finite input): an empty plot, numbers say why
         idx = [i for i, q in enumerate(pairs) if q == p]
         size = 9 if p in (focus, mirror) else 5
         colour = PALETTE[sorted(set(pairs)).index(p) % len(PALETTE)]  # 16 pairs, 16 distinct colours

@@ -15,7 +15,7 @@ from pathlib import Path
 from mechinit import runs
 from mechinit.ids import run_id
 from mechinit.zoo.api import SUMMARY_COLUMNS  # noqa: F401  (the index columns, defined with the reader)
-from mechinit.zoo.store import ZooError, check_name, file_table, locked, read_index, user_zoo, write_index
+from mechinit.zoo.store import ZooError, check_name, file_table, locked, read_index, user_zoo, write_index, zoo_dirs
 
 SNAPSHOT_DTYPES = ("float32", "float16")
 
@@ -61,6 +61,21 @@ def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, snapshots: bool)
         (dest / runs.CARD).write_text((dest / runs.CARD).read_text() + "\n" + "\n".join(notes) + "\n")
 
 
+def _check_namespace(entry_id: str, aliases: tuple[str, ...], zoo_dir: Path, index: dict) -> None:
+    """Ids and aliases share one namespace across every zoo a lookup searches (this one, the user
+    zoo, the shipped entries): a new id may not be an alias, and an alias may be neither an id nor
+    an alias of another entry — else a lookup by that name would silently return another model."""
+    indexes = [(zoo_dir, index)] + [(d, read_index(d)) for d in zoo_dirs() if d.resolve() != zoo_dir.resolve()]
+    for folder, idx in indexes:
+        if entry_id in idx["aliases"]:
+            raise ZooError(f"zoo id {entry_id} is already an alias (of {idx['aliases'][entry_id]}) in {folder}; ids and aliases share one namespace")
+        for alias in aliases:
+            if alias in idx["entries"] or alias == entry_id:
+                raise ZooError(f"alias {alias!r} is a zoo id in {folder}; ids and aliases share one namespace")
+            if idx["aliases"].get(alias, entry_id) != entry_id:
+                raise ZooError(f"alias {alias!r} already points at {idx['aliases'][alias]} in {folder}")
+
+
 def publish(run_dir: str | Path, id: str | None = None, aliases: tuple[str, ...] = (), zoo_dir: str | Path | None = None,
             snapshot_dtype: str = "float32", snapshots: bool = True) -> str:
     """Publish a finished run folder; returns its id. ``snapshot_dtype="float16"`` halves the
@@ -83,10 +98,7 @@ def publish(run_dir: str | Path, id: str | None = None, aliases: tuple[str, ...]
             index = read_index(zoo_dir)
             if entry_id in index["entries"] or (zoo_dir / entry_id).exists():
                 raise ZooError(f"zoo id {entry_id} is already published in {zoo_dir}; ids never change, publish under another id")
-            taken = {a: index["aliases"][a] for a in aliases if index["aliases"].get(a, entry_id) != entry_id}
-            if taken:
-                alias, other = next(iter(taken.items()))
-                raise ZooError(f"alias {alias!r} already points at {other} in {zoo_dir}")
+            _check_namespace(entry_id, aliases, zoo_dir, index)
             os.chmod(tmp, 0o755)  # mkdtemp makes it private
             os.rename(tmp, zoo_dir / entry_id)
             index["entries"][entry_id] = record

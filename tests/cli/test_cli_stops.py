@@ -99,3 +99,15 @@ def test_probe_and_sweep_refuse_a_file_as_out_in_one_line(tmp_path, capsys):
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and "Traceback" not in err, err
     assert a_file.read_text() == "x"
+
+
+def test_two_targets_with_one_folder_name_are_both_reported(tmp_path, capsys):
+    for parent in ("x", "y"):
+        train(build_cfg(**{"train.epochs": 1, "init.gamma": 0.5 if parent == "x" else 0.9}), tmp_path / parent / "run", quiet=True)
+    out = tmp_path / "report"
+    a, b = str(tmp_path / "x" / "run"), str(tmp_path / "y" / "run")
+    assert main(["probe", a, b, "--probe", "condensation", "--out", str(out), "--quiet"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert list(results) == [a, b]
+    assert main(["probe", a, a, "--probe", "condensation", "--out", str(out), "--quiet"]) == 2
+    assert "the same target twice" in capsys.readouterr().err

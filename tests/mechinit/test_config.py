@@ -133,3 +133,15 @@ def test_every_preset_has_a_one_line_description_in_train_help(capsys):
         main(["train", "--help"])
     text = capsys.readouterr().out
     assert all(f"  {name} " in text for name in PRESETS)
+
+
+@pytest.mark.parametrize("key, value", [("init.gamma", "inf"), ("train.lr", "inf"), ("train.weight_decay", "nan"), ("train.eps", "inf"),
+                                        ("train.grad_clip", "inf"), ("train.lr_multiplier", "inf"), ("train.beta1", "nan"),
+                                        ("train.epochs", "1e400"), ("train.seed", "1e400"), ("train.warmup_epochs", "inf"),
+                                        ("train.decay_epochs", "inf")])
+def test_non_finite_values_are_refused_naming_the_field(key, value):
+    with pytest.raises(ConfigError, match=f"{key} = '{value}' must be a finite number"):
+        preset("tiny").with_overrides({key: value})
+    section, name = key.split(".")
+    with pytest.raises(ConfigError, match="must be a finite number"):  # also when a dataclass is built directly
+        RunConfig.SECTIONS[section](**{name: float(value)})

@@ -215,3 +215,14 @@ def test_empty_or_repeated_sweep_axes_and_zero_jobs_are_refused(sets, message, t
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err
     assert not (tmp_path / "sw" / "sweep.json").exists()
+
+
+def test_each_failed_run_keeps_its_own_log(tmp_path):
+    """Run ids hold dots (g0.50): the failure log is named after the whole id, one per run."""
+    spec = SweepSpec(build_cfg(**{"train.epochs": 1, "train.lr": 1e37, "train.grad_clip": 0}), {"init.gamma": (0.5, 0.8)}, mean_over=())
+    summary = run_sweep(spec, tmp_path / "sw", progress=False, ensemble="off")
+    logs = sorted(summary["failed"].values())
+    assert len(logs) == 2 and len(set(logs)) == 2
+    for cfg in spec.configs():
+        log = tmp_path / "sw" / "runs" / f"{run_id(cfg)}.log"
+        assert log.is_file() and "loss became" in log.read_text()

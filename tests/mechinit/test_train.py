@@ -137,3 +137,16 @@ def test_resume_between_evaluations_gives_the_same_weights_and_metrics(tmp_path,
     ref_rows, rows = runs.read_metrics(reference), runs.read_metrics(killed)
     assert [r["step"] for r in rows] == [r["step"] for r in ref_rows]
     assert [r["train_loss"] for r in rows] == [r["train_loss"] for r in ref_rows]
+
+
+@pytest.mark.parametrize("snapshots", ["0,1,2,3,4,5,6,7", "0,2,4", "0,1"])
+def test_divergence_names_a_snapshot_with_finite_loss_and_weights(tmp_path, snapshots):
+    cfg = build_cfg(**{"train.lr": 1e37, "train.grad_clip": 0, "train.snapshot_steps": snapshots})
+    with pytest.raises(TrainingDiverged) as e:
+        train(cfg, tmp_path / "run", quiet=True)
+    import re
+
+    diverged = int(re.search(r"at step (\d+)", str(e.value)).group(1))
+    named = int(re.search(r"Last good snapshot: step(\d+)", str(e.value)).group(1))
+    assert named < diverged
+    assert all(torch.isfinite(t).all() for t in _weights(tmp_path / "run", f"checkpoints/step{named}.safetensors").values())

@@ -77,6 +77,9 @@ def test_logit_lens_of_a_shifted_copy_matches_the_hand_computation():
     assert set(maps) == {"inferential", "symmetric"}  # (4,3) has no designated map
     assert result.headline["first_layer_correct"] == {"inferential": "final_post", "symmetric": None}
     assert result.headline["final_accuracy"] == {"inferential": 1.0, "symmetric": 0.0}
+    grid = torch.tensor(maps["inferential"]["probability"])  # [component pos]
+    assert grid.shape == (2, N_CTX)  # 0_pre, final_post (attention only: no mid)
+    assert grid[1, -1].item() > 0.99 and grid[0, -1].item() < 0.05
     # at the last position the final residual is e_last + e_pos8 + 10 e_key: logit 10 at key-10 and
     # 1 at last-10, 0 elsewhere (118 tokens), when the last token differs from the key
     tokens = torch.tensor([[50, 60, 4, 3, 30, 31, 32, 33, 70]])

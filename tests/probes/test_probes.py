@@ -263,3 +263,32 @@ def test_probe_overrides_out_of_range_are_one_line_errors(override, message, cap
     assert main(["probe", "small-init", "--probe", probe, "--set", override, "--quiet", "--out", "/nonexistent/never"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err, err
+
+
+@pytest.mark.parametrize("damage", ["zero", "nan"])
+def test_probes_never_crash_on_degenerate_weights(damage, tmp_path):
+    """All-zero embeddings (γ = 30) made scikit-learn's t-SNE segfault; NaN weights raised. Now every
+    probe runs and says why a number is missing (a subprocess, so a segfault would show as a code)."""
+    import subprocess
+    import sys
+
+    from safetensors.torch import load_file, save_file
+
+    from mechinit.train import train
+    from tests.conftest import build_cfg
+
+    run = tmp_path / "run"
+    train(build_cfg(**{"train.epochs": 1, "init.gamma": 30.0 if damage == "zero" else 0.5}), run, quiet=True)
+    if damage == "nan":
+        weights = load_file(str(run / "model.safetensors"))
+        weights["embed.W_E"][20:30] = float("nan")  # item tokens: every probe sees them
+        save_file(weights, str(run / "model.safetensors"))
+    out = tmp_path / "probes"
+    done = subprocess.run([sys.executable, "-m", "mechinit", "probe", str(run), "--out", str(out), "--quiet",
+                           "--set", "representation_tsne.n_inputs=64", "--set", "representation_tsne.n_tsne=32"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads((out / "results.json").read_text())["run"]
+    assert results["representation_tsne"]["numbers"]["tsne"] is None
+    assert results["representation_tsne"]["numbers"]["tsne_note"] in ("constant input: every point is the same", "non-finite values in the input")
+    assert results["embedding_spectrum"]["numbers"]["tsne"] is None

@@ -10,6 +10,7 @@ from safetensors.torch import load_file
 
 from mechinit import zoo
 import mechinit.zoo.store
+from mechinit.zoo.store import ZooError
 from mechinit.cli import main
 from mechinit import runs
 from mechinit.fastpath import last_logits
@@ -198,3 +199,19 @@ def test_train_publish_flag(tmp_path, zoo_dir, capsys):
     assert published.startswith("published: anchor-post-L2")
     table = zoo.list(zoo_dir=zoo_dir)
     assert len(table[table.zoo_dir == str(zoo_dir)]) == 1
+
+
+def test_ids_and_aliases_share_one_namespace(run_dir, zoo_dir):
+    """An alias can never hide an id, and an id can never be an alias (issue 13, item 1)."""
+    first = zoo.publish(run_dir, id="e-one", zoo_dir=zoo_dir)
+    with pytest.raises(ZooError, match="is a zoo id"):
+        zoo.publish(run_dir, id="e-two", aliases=("e-one",), zoo_dir=zoo_dir)
+    zoo.publish(run_dir, id="e-three", aliases=("three",), zoo_dir=zoo_dir)
+    with pytest.raises(ZooError, match="is already an alias"):
+        zoo.publish(run_dir, id="three", zoo_dir=zoo_dir)
+    with pytest.raises(ZooError, match="is a zoo id"):  # a shipped id cannot become a user alias either
+        zoo.publish(run_dir, id="e-four", aliases=(zoo.resolve("small-init").id,), zoo_dir=zoo_dir)
+    with pytest.raises(ZooError, match="already an alias"):  # nor can a shipped alias become a user id
+        zoo.publish(run_dir, id="small-init", zoo_dir=zoo_dir)
+    assert zoo.resolve("e-one", zoo_dir=zoo_dir).id == first and zoo.resolve("three", zoo_dir=zoo_dir).id == "e-three"
+    assert not list(zoo_dir.glob(".tmp-*")) and not (zoo_dir / "e-two").exists()

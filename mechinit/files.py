@@ -45,8 +45,19 @@ def read_json(path: Path) -> Any:
         raise ConfigError(f"{path} is not valid JSON: {e.msg} at line {e.lineno}") from None
 
 
-def read_metrics(run_dir: Path) -> list[dict]:
+def read_metrics(run_dir: Path, drop_cut_tail: bool = False) -> list[dict]:
+    """The rows of ``metrics.jsonl``. ``drop_cut_tail``: a last line cut by a kill mid-append is
+    left out (resume rewrites the file up to its step anyway); any other bad line is an error."""
     path = Path(run_dir) / METRICS
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    rows = []
+    for i, line in enumerate(lines):
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            if drop_cut_tail and i == len(lines) - 1:
+                break
+            raise ConfigError(f"{path} line {i + 1} is not valid JSON: {e.msg}") from None
+    return rows

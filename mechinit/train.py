@@ -9,6 +9,7 @@ and every epoch's shuffle come from seeded CPU generators, and
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -18,6 +19,7 @@ import torch
 from tqdm.auto import tqdm
 from transformer_lens import HookedTransformer
 
+from mechinit import resume as resume_point
 from mechinit import runs
 from mechinit.card import write_card
 from mechinit.config import ConfigError, RunConfig
@@ -50,33 +52,6 @@ def _optimizer(model, cfg: RunConfig) -> torch.optim.AdamW:
     params = [p for p in model.parameters() if p.requires_grad]
     t = cfg.train
     return torch.optim.AdamW(params, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, weight_decay=t.weight_decay)
-
-
-def _save_resume(out: Path, model, opt, step: int, elapsed: float, loss_sum: float = 0.0, n_loss: int = 0) -> None:
-    names = {id(p): n for n, p in model.named_parameters()}
-    tensors = {f"model.{n}": p for n, p in model.named_parameters()}
-    for p, state in opt.state.items():
-        for key, value in state.items():
-            tensors[f"optim.{names[id(p)]}.{key}"] = value
-    runs.save_tensors(out / runs.RESUME / "state.safetensors", tensors)
-    runs.write_json(out / runs.RESUME / "state.json", {"step": step, "elapsed_s": elapsed, "loss_sum": loss_sum, "n_loss": n_loss})
-
-
-def _load_resume(out: Path, model, opt) -> tuple[int, float, float, int]:
-    """Restore weights and optimizer state; returns ``(step, elapsed_s, loss_sum, n_loss)`` (the
-    running train-loss sum since the last evaluation, so a resume between evaluations logs the same
-    mean train loss as an uninterrupted run)."""
-    from safetensors.torch import load_file
-
-    meta = runs.read_json(out / runs.RESUME / "state.json")
-    tensors = load_file(str(out / runs.RESUME / "state.safetensors"))
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            p.copy_(tensors[f"model.{name}"])
-            if p.requires_grad and f"optim.{name}.step" in tensors:
-                keys = {k.rsplit(".", 1)[-1] for k in tensors if k.startswith(f"optim.{name}.")}
-                opt.state[p] = {k: tensors[f"optim.{name}.{k}"].to(p.device if k != "step" else "cpu") for k in keys}
-    return int(meta["step"]), float(meta["elapsed_s"]), float(meta.get("loss_sum", 0.0)), int(meta.get("n_loss", 0))
 
 
 def prepare_out(out: Path, cfg: RunConfig, table: dict, trained_with: dict | None = None, task=None) -> None:
@@ -183,8 +158,10 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
     else:
         check_out(out)
     device = resolve_device(cfg.train.device)
-    with deterministic(device, cfg.train.threads), stop_on_signals() as stop:
-        return _train(cfg, out, device, resume, quiet, stop)
+    with deterministic(device, cfg.train.threads), stop_on_signals() as stop, contextlib.ExitStack() as held:
+        if resume:
+            held.enter_context(resume_point.lock(out))  # a second `--resume` of this folder gets one line
+        return _train(cfg, out, device, resume, quiet, stop, held)
 
 
 def _clear_run_folder(out: Path) -> None:
@@ -194,20 +171,21 @@ def _clear_run_folder(out: Path) -> None:
         shutil.rmtree(child) if child.is_dir() else child.unlink()
 
 
-def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, stop) -> dict:
+def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, stop, held: contextlib.ExitStack) -> dict:
     task = make_task(cfg)
     plan = make_plan(cfg.train, task.n_train, getattr(task, "eval_sequences", None))
 
     if resume:
         model = build_model(cfg.model, device)
         opt = _optimizer(model, cfg)
-        step, elapsed, loss_sum, n_loss = _load_resume(out, model, opt)
+        step, elapsed, loss_sum, n_loss = resume_point.load(out, model, opt, cfg)
         _record_resume(out, step)
-        runs.write_metrics(out, [r for r in runs.read_metrics(out) if r["step"] <= step])
+        runs.write_metrics(out, [r for r in runs.read_metrics(out, drop_cut_tail=True) if r["step"] <= step])
     else:
         model, table = new_model(cfg.model, cfg.init, cfg.train.seed, device)
         opt = _optimizer(model, cfg)
         prepare_out(out, cfg, table, task=task)
+        held.enter_context(resume_point.lock(out))
         runs.save_weights(runs.snapshot_path(out, 0), model)
         step, elapsed, loss_sum, n_loss = 0, 0.0, 0.0, 0
 
@@ -261,12 +239,12 @@ def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, st
             elapsed += seconds
             bar.set_postfix_str(f"evaluating at step {step}…")
             row = evaluate(loss_sum / n_loss, n_timed * cfg.train.batch_size / seconds)
-            _save_resume(out, model, opt, step, elapsed)
+            resume_point.save(out, model, opt, cfg, step, elapsed)
             bar.set_postfix_str(f"loss {row['train_loss']:.3g} {row['verdict']}")
             loss_sum, n_loss, n_timed, t_mark = 0.0, 0, 0, time.perf_counter()
         elif stop or (cfg.train.resume_every and step % cfg.train.resume_every == 0):
             seconds = time.perf_counter() - t_mark
-            _save_resume(out, model, opt, step, elapsed + seconds, loss_sum, n_loss)
+            resume_point.save(out, model, opt, cfg, step, elapsed + seconds, loss_sum, n_loss)
         if stop and step < plan.total_steps:
             bar.close()
             raise TrainingInterrupted(f"{stop.signal} at step {step}: resume point saved; continue with: mechinit train --resume {out}")

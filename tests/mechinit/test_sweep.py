@@ -176,25 +176,25 @@ def test_report_of_a_non_anchor_sweep_draws_the_headline():
 
 
 def test_an_interrupted_sweep_run_continues_from_its_resume_point(tmp_path, monkeypatch):
-    import mechinit.train as train_module
+    import mechinit.resume as resume_module
     import torch
     from safetensors.torch import load_file
 
     cfg = build_cfg(**{"train.epochs": 4, "train.threads": 1, "train.eval_every": 8})
     spec = SweepSpec(cfg, {"init.gamma": (0.8,)}, mean_over=())
-    original = train_module._save_resume
+    original = resume_module.save
 
-    def save_then_die(out, model, opt, step, *args):
-        original(out, model, opt, step, *args)
+    def save_then_die(out, model, opt, cfg, step, *args):
+        original(out, model, opt, cfg, step, *args)
         if step == 40:
             raise RuntimeError("killed at the end of a session")
 
-    monkeypatch.setattr(train_module, "_save_resume", save_then_die)
+    monkeypatch.setattr(resume_module, "save", save_then_die)
     first = run_sweep(spec, tmp_path / "sw", progress=False, ensemble="off")
     assert len(first["failed"]) == 1
     folder = tmp_path / "sw" / "runs" / run_id(spec.configs()[0])
     assert runs.read_json(folder / "resume" / "state.json")["step"] == 40
-    monkeypatch.setattr(train_module, "_save_resume", original)
+    monkeypatch.setattr(resume_module, "save", original)
     second = run_sweep(spec, tmp_path / "sw", progress=False, ensemble="off")
     assert second["failed"] == {} and second["units"] == [[folder.name]]
     assert [r["step"] for r in runs.read_metrics(folder)][:6] == [0, 8, 16, 24, 32, 40]  # kept, not retrained

@@ -106,7 +106,7 @@ def test_resume_between_evaluations_gives_the_same_weights_and_metrics(tmp_path,
     """``train.resume_every`` saves state between evaluations; a run killed right after such a save
     and resumed logs the same rows (train loss over the whole interval included) and ends with the
     same weights."""
-    import mechinit.train as train_module
+    import mechinit.resume as resume_module
 
     cfg = build_cfg(**{"train.epochs": 6, "train.threads": 1, "train.eval_every": 10, "train.resume_every": 3})
     reference = tmp_path / "reference"
@@ -115,18 +115,18 @@ def test_resume_between_evaluations_gives_the_same_weights_and_metrics(tmp_path,
     class Killed(Exception):
         pass
 
-    original = train_module._save_resume
+    original = resume_module.save
 
-    def save_then_die(out, model, opt, step, *args):
-        original(out, model, opt, step, *args)
+    def save_then_die(out, model, opt, cfg, step, *args):
+        original(out, model, opt, cfg, step, *args)
         if step == 45:
             raise Killed
 
-    monkeypatch.setattr(train_module, "_save_resume", save_then_die)
+    monkeypatch.setattr(resume_module, "save", save_then_die)
     killed = tmp_path / "killed"
     with pytest.raises(Killed):
         train(cfg, killed, quiet=True)
-    monkeypatch.setattr(train_module, "_save_resume", original)
+    monkeypatch.setattr(resume_module, "save", original)
     state = runs.read_json(killed / "resume" / "state.json")
     assert state["step"] == 45 and state["n_loss"] == 5  # 5 steps since the evaluation at 40
     train(None, killed, resume=True, quiet=True)
@@ -150,3 +150,77 @@ def test_divergence_names_a_snapshot_with_finite_loss_and_weights(tmp_path, snap
     named = int(re.search(r"Last good snapshot: step(\d+)", str(e.value)).group(1))
     assert named < diverged
     assert all(torch.isfinite(t).all() for t in _weights(tmp_path / "run", f"checkpoints/step{named}.safetensors").values())
+
+
+def _stopped_run(tmp_path, monkeypatch, at: int = 45):
+    """A run of 60 steps stopped right after its resume point at step ``at`` (and its reference)."""
+    import mechinit.resume as resume_module
+
+    cfg = build_cfg(**{"train.epochs": 6, "train.threads": 1, "train.eval_every": 10, "train.resume_every": 5})
+    original = resume_module.save
+
+    def save_then_die(out, model, opt, c, step, *args):
+        original(out, model, opt, c, step, *args)
+        if step == at:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(resume_module, "save", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, tmp_path / "run", quiet=True)
+    monkeypatch.setattr(resume_module, "save", original)
+    return cfg, tmp_path / "run"
+
+
+def test_resume_refuses_an_edited_config_and_a_damaged_state(tmp_path, monkeypatch, capsys):
+    from mechinit.cli import main
+
+    cfg, run = _stopped_run(tmp_path, monkeypatch)
+    config = runs.read_json(run / "config.json")
+    edited = json.loads(json.dumps(config))
+    edited["train"]["lr"] = 0.5
+    runs.write_json(run / "config.json", edited)
+    assert main(["train", "--resume", str(run), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "config.json has changed since this resume point" in err
+    runs.write_json(run / "config.json", config)
+    state = run / "resume" / "state.safetensors"
+    good = state.read_bytes()
+    for damage in (good[: len(good) // 2], b"", b"\x00" * 100):
+        state.write_bytes(damage)
+        assert main(["train", "--resume", str(run), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "is damaged or unreadable" in err and "Traceback" not in err
+    state.write_bytes(good)
+    (run / "resume" / "state.json").write_text("[1, 2]")  # the readable copy is not what resume trusts
+    with open(run / "metrics.jsonl", "a") as f:
+        f.write('{"step": 50, "cut')  # a kill in the middle of appending a row
+    assert main(["train", "--resume", str(run), "--quiet"]) == 0
+    train(cfg, tmp_path / "reference", quiet=True)
+    a, b = _weights(tmp_path / "reference"), _weights(run)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert [r["step"] for r in runs.read_metrics(run)] == [r["step"] for r in runs.read_metrics(tmp_path / "reference")]
+
+
+def test_weights_and_counters_are_one_unit(tmp_path, monkeypatch):
+    """A kill between the two files used to pair one step's weights with another's counters: the
+    counters now travel in the safetensors metadata, and state.json is only a readable copy."""
+    cfg, run = _stopped_run(tmp_path, monkeypatch)
+    stale = {"step": 40, "elapsed_s": 0.0, "loss_sum": 0.0, "n_loss": 0}
+    runs.write_json(run / "resume" / "state.json", stale)  # as if the kill came before state.json was rewritten
+    train(None, run, resume=True, quiet=True)
+    train(cfg, tmp_path / "reference", quiet=True)
+    a, b = _weights(tmp_path / "reference"), _weights(run)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_second_trainer_of_one_folder_gets_one_line(tmp_path, monkeypatch):
+    import fcntl
+
+    cfg, run = _stopped_run(tmp_path, monkeypatch)
+    with open(run / "resume" / "lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another process holds the run
+        with pytest.raises(runs.RunFolderError, match="is being trained by another process"):
+            train(None, run, resume=True, quiet=True)
+    rows = runs.read_metrics(run)
+    assert len(rows) == len({r["step"] for r in rows})  # no duplicated rows
+    train(None, run, resume=True, quiet=True)  # once the lock is free, it resumes

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mechinit import files as runs  # file names and JSON only: listing and verifying need no torch
-from mechinit.zoo.store import ZooError, read_index, verify_files, zoo_dirs
+from mechinit.zoo.store import ZooError, read_index, unlisted_files, verify_files, zoo_dirs
 
 if TYPE_CHECKING:
     from transformer_lens import HookedTransformer
@@ -80,7 +80,10 @@ def load_target(name: str, device: str = "cpu", zoo_dir: str | Path | None = Non
     ref = resolve(name, None, zoo_dir)
     verify_files(ref.path, ref.record["files"])
     weights = ref.path / ref.weights_file
-    return target_from_folder(ref.path, weights, name, device)
+    target = target_from_folder(ref.path, weights, name, device)
+    listed = {f for f in ref.record["files"] if f.startswith(f"{runs.SNAPSHOTS}/")}
+    target.snapshots = {s: f for s, f in target.snapshots.items() if f"{runs.SNAPSHOTS}/step{s}.safetensors" in listed}
+    return target
 
 
 def target(name_or_path: str, zoo_dir: str | Path | None = None, device: str = "cpu"):
@@ -95,6 +98,7 @@ def target(name_or_path: str, zoo_dir: str | Path | None = None, device: str = "
 def card(name: str, zoo_dir: str | Path | None = None) -> dict:
     """Configs, summary metrics, provenance, files and the model card text of an entry."""
     ref = resolve(name, None, zoo_dir)
+    verify_files(ref.path, ref.record["files"])  # show nothing that was tampered with
     config = runs.read_json(ref.path / runs.CONFIG)
     record = ref.record
     return {
@@ -153,7 +157,8 @@ def verify(name: str | None = None, zoo_dir: str | Path | None = None) -> dict[s
     for ref in refs:
         try:
             verify_files(ref.path, ref.record["files"])
-            report[ref.id] = "ok"
+            extra = unlisted_files(ref.path, ref.record["files"])
+            report[ref.id] = "ok" if not extra else f"ok, but files not in the index (ignored when loading): {', '.join(extra[:5])}"
         except ZooError as e:
             report[ref.id] = str(e)
     return report

@@ -61,6 +61,18 @@ def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, snapshots: bool)
         (dest / runs.CARD).write_text((dest / runs.CARD).read_text() + "\n" + "\n".join(notes) + "\n")
 
 
+def _check_loadable(run_dir: Path) -> None:
+    """Build the run's model and load its final weights before anything is written: an entry that
+    cannot be loaded is never published."""
+    from mechinit.model import build_model
+
+    try:
+        model = build_model(runs.load_run_config(run_dir).model)
+        runs.load_weights(model, run_dir / runs.WEIGHTS)
+    except Exception as e:  # noqa: BLE001 - a bad config, a wrong shape, a file that is not safetensors
+        raise ZooError(f"{run_dir} cannot be published: its weights do not load into its model ({type(e).__name__}: {str(e)[:100]})") from None
+
+
 def _check_namespace(entry_id: str, aliases: tuple[str, ...], zoo_dir: Path, index: dict) -> None:
     """Ids and aliases share one namespace across every zoo a lookup searches (this one, the user
     zoo, the shipped entries): a new id may not be an alias, and an alias may be neither an id nor
@@ -85,6 +97,7 @@ def publish(run_dir: str | Path, id: str | None = None, aliases: tuple[str, ...]
         raise ZooError(f"{run_dir} is not a finished run folder ({runs.WEIGHTS} not found)")
     if snapshot_dtype not in SNAPSHOT_DTYPES:
         raise ZooError(f"snapshot_dtype {snapshot_dtype!r} is not allowed; choose one of {sorted(SNAPSHOT_DTYPES)}")
+    _check_loadable(run_dir)
     entry_id = check_name(id if id is not None else run_id(runs.load_run_config(run_dir)))
     for alias in aliases:
         check_name(alias, "alias")

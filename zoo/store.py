@@ -52,8 +52,12 @@ def read_index(zoo_dir: Path) -> dict:
     if not path.is_file():
         return {"entries": {}, "aliases": {}}
     index = read_json(path)
+    if not isinstance(index, dict) or not isinstance(index.get("entries", {}), dict) or not isinstance(index.get("aliases", {}), dict):
+        raise ZooError(f"{path} is not a zoo index (a JSON object with 'entries' and 'aliases' tables)")
     index.setdefault("entries", {})
     index.setdefault("aliases", {})
+    for name in list(index["entries"]) + list(index["aliases"]) + list(index["aliases"].values()):
+        check_name(name, f"name in {path}")  # an index is input too: no '../elsewhere'
     return index
 
 
@@ -88,6 +92,11 @@ def file_table(entry_dir: Path) -> dict[str, dict]:
         for p in sorted(entry_dir.rglob("*"))
         if p.is_file()
     }
+
+
+def unlisted_files(entry_dir: Path, files: dict[str, dict]) -> list[str]:
+    """Files in the entry folder that its index record does not list (ignored when loading)."""
+    return sorted(str(p.relative_to(entry_dir)) for p in Path(entry_dir).rglob("*") if p.is_file() and str(p.relative_to(entry_dir)) not in files)
 
 
 def verify_files(entry_dir: Path, files: dict[str, dict]) -> None:

@@ -215,3 +215,38 @@ def test_ids_and_aliases_share_one_namespace(run_dir, zoo_dir):
         zoo.publish(run_dir, id="small-init", zoo_dir=zoo_dir)
     assert zoo.resolve("e-one", zoo_dir=zoo_dir).id == first and zoo.resolve("three", zoo_dir=zoo_dir).id == "e-three"
     assert not list(zoo_dir.glob(".tmp-*")) and not (zoo_dir / "e-two").exists()
+
+
+def test_the_zoo_trusts_only_what_its_index_lists(run_dir, zoo_dir, tmp_path):
+    import shutil
+
+    entry = zoo.publish(run_dir, id="listed", zoo_dir=zoo_dir)
+    forged = zoo_dir / entry / "checkpoints" / "step50.safetensors"
+    shutil.copy(zoo_dir / entry / "checkpoints" / "step2.safetensors", forged)
+    assert 50 not in zoo.load_target("listed", zoo_dir=zoo_dir).snapshots  # loading ignores it
+    assert "files not in the index" in zoo.verify("listed", zoo_dir=zoo_dir)["listed"] and "step50" in zoo.verify("listed", zoo_dir=zoo_dir)["listed"]
+    # `show` checks hashes
+    config = zoo_dir / entry / "config.json"
+    config.write_text(config.read_text().replace('"seed": 0', '"seed": 7'))
+    with pytest.raises(ZooError, match="fails its sha256 check"):
+        zoo.card("listed", zoo_dir=zoo_dir)
+    # ids read from the index are input too
+    index = json.loads((zoo_dir / "index.json").read_text())
+    index["entries"]["../../elsewhere"] = index["entries"]["listed"]
+    (zoo_dir / "index.json").write_text(json.dumps(index))
+    with pytest.raises(ZooError, match="invalid zoo name"):
+        zoo.resolve("listed", zoo_dir=zoo_dir)
+    (zoo_dir / "index.json").write_text("[]")
+    with pytest.raises(ZooError, match="is not a zoo index"):
+        zoo.resolve("listed", zoo_dir=zoo_dir)
+
+
+def test_a_run_whose_weights_do_not_load_is_never_published(run_dir, zoo_dir, tmp_path):
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(run_dir, bad)
+    (bad / "model.safetensors").write_bytes(b"not safetensors")
+    with pytest.raises(ZooError, match="weights do not load"):
+        zoo.publish(bad, id="bad", zoo_dir=zoo_dir)
+    assert not (zoo_dir / "bad").exists() and not list(zoo_dir.glob(".tmp-*")) if zoo_dir.exists() else True

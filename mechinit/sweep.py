@@ -7,7 +7,7 @@ mean and std across them). Every other grid key is a cell axis.
 
 Runs are identified by :func:`mechinit.ids.run_id`; a run whose folder under ``OUT/runs/`` already
 holds final weights is skipped, so starting a sweep again only trains what is missing; a run that
-was interrupted with a resume point (``resume/state.json``, e.g. a sweep killed at the end of a
+was interrupted with a resume point (``resume/state.safetensors``, e.g. a sweep killed at the end of a
 session) continues from it on its own, one without is started again cleanly. A failed run is
 recorded with its log path and does not stop the others.
 """
@@ -94,7 +94,7 @@ def _train_one(cfg_dict: dict, out: str) -> dict:
     cfg = RunConfig.from_dict(cfg_dict)
     log = Path(f"{out}.log")  # not with_suffix: ids hold dots (g0.80)
     try:
-        resumable = (Path(out) / runs.RESUME / "state.json").is_file()
+        resumable = (Path(out) / runs.RESUME / "state.safetensors").is_file()
         row = train(None, Path(out), resume=True, quiet=True) if resumable else train(cfg, Path(out), quiet=True)
         return {"ok": True, "row": row}
     except Exception:  # noqa: BLE001 - reported per run, the sweep goes on
@@ -208,7 +208,7 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: boo
     for cfg in spec.configs():
         folder = out_dir / "runs" / run_id(cfg)
         if not (folder / runs.WEIGHTS).is_file():
-            if (folder / runs.RESUME / "state.json").is_file():  # interrupted with a resume point: continue it alone
+            if (folder / runs.RESUME / "state.safetensors").is_file():  # interrupted with a resume point: continue it alone
                 resumed.append([(cfg, folder)])
                 continue
             if folder.exists():  # interrupted before its first resume point: start it again cleanly

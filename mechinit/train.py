@@ -54,11 +54,19 @@ def _optimizer(model, cfg: RunConfig) -> torch.optim.AdamW:
     return torch.optim.AdamW(params, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, weight_decay=t.weight_decay)
 
 
+def _empty_run_folder(out: Path) -> bool:
+    """Nothing there, or only what a cleared restart leaves (``resume/lock``)."""
+    if not out.exists():
+        return True
+    files = [p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()]
+    return files in ([], [f"{runs.RESUME}/lock"])
+
+
 def prepare_out(out: Path, cfg: RunConfig, table: dict, trained_with: dict | None = None, task=None) -> None:
     """Create the run folder with its ``config.json`` (refusing a folder that already holds files)
     and the task's ``data.json`` (tokenizer, data used) when it has one. ``trained_with`` records
     how the run was trained when that is not alone (an ensemble)."""
-    if out.exists() and any(out.iterdir()):
+    if not _empty_run_folder(out):
         raise runs.RunFolderError(f"{out} already holds files; pass --resume {out} to continue it or choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     provenance = {**runs.provenance(), "trained_with": trained_with}
@@ -152,8 +160,9 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
         cfg = runs.load_run_config(out)
         if (out / runs.WEIGHTS).is_file():
             raise runs.RunFolderError(f"{out} is a finished run; there is nothing to resume")
-        if not (out / runs.RESUME / "state.json").is_file():  # killed before its first resume point: start again
-            _clear_run_folder(out)
+        if not (out / runs.RESUME / resume_point.STATE).is_file():  # killed before its first resume point: start again
+            with resume_point.lock(out):  # never under the feet of a live trainer
+                _clear_run_folder(out)
             resume = False
     else:
         check_out(out)
@@ -165,10 +174,16 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
 
 
 def _clear_run_folder(out: Path) -> None:
+    """Empty a run folder for a restart, keeping only the lock file (its inode is what is locked)."""
     import shutil
 
     for child in out.iterdir():
-        shutil.rmtree(child) if child.is_dir() else child.unlink()
+        if child.name == runs.RESUME:
+            for item in child.iterdir():
+                if item.name != "lock":
+                    shutil.rmtree(item) if item.is_dir() else item.unlink()
+        else:
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
 
 
 def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, stop, held: contextlib.ExitStack) -> dict:

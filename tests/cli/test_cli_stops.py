@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 import torch
 from safetensors.torch import load_file
 
@@ -111,3 +112,21 @@ def test_two_targets_with_one_folder_name_are_both_reported(tmp_path, capsys):
     assert list(results) == [a, b]
     assert main(["probe", a, a, "--probe", "condensation", "--out", str(out), "--quiet"]) == 2
     assert "the same target twice" in capsys.readouterr().err
+
+
+def test_a_restart_never_clears_a_folder_under_a_live_trainer(tmp_path):
+    import fcntl
+
+    from mechinit.errors import RunFolderError
+
+    out = tmp_path / "run"
+    train(build_cfg(), out, quiet=True)
+    for name in ("model.safetensors", "README.md", "resume/state.safetensors", "resume/state.json"):
+        (out / name).unlink()
+    with open(out / "resume" / "lock", "w") as handle:  # another process is (re)starting it
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(RunFolderError, match="being trained by another process"):
+            train(None, out, resume=True, quiet=True)
+    assert (out / "config.json").is_file()  # untouched
+    train(None, out, resume=True, quiet=True)  # lock free: the restart runs
+    assert (out / "model.safetensors").is_file()

@@ -246,7 +246,7 @@ def test_probes_run_on_a_transformer_bridge(task):
 
 @pytest.mark.parametrize("override, message", [
     ("condensation.threshold=2", "condensation.threshold = 2.0: must be in [0, 1]"),
-    ("condensation.threshold=nan", "condensation.threshold = nan must be a finite number"),
+    ("condensation.threshold=nan", "condensation.threshold = 'nan' must be a finite number"),
     ("condensation.coverage=1.5", "condensation.coverage = 1.5: must be in (0, 1]"),
     ("condensation.heads=", "condensation.heads is empty"),
     ("condensation.heads=5", "condensation.heads = [5]: the model has 1 heads"),

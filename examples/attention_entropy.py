@@ -28,7 +28,7 @@ def hooks(model, cfg: Config) -> list[str]:
 
 def run(model, task, cfg: Config = Config(), snapshots=None) -> Result:
     require_attention(model, NAME)
-    tokens, _ = task.sample(cfg.n_inputs, task.seen_triples, torch.Generator().manual_seed(cfg.seed))
+    tokens, _ = task.sample(cfg.n_inputs, task.seen, torch.Generator().manual_seed(cfg.seed))
     is_anchor = tokens <= 4  # [batch pos]
     activations = cache(model, tokens, hooks(model, cfg))
     entropy = {}

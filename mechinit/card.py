@@ -24,9 +24,9 @@ def headline_meaning(cfg: RunConfig) -> str:
 
 
 def card_text(cfg: RunConfig, row: dict) -> str:
+    from mechinit.tasks.vocabulary import vocabulary_of
+
     m, t = cfg.model, cfg.train
-    pairs = row.get("pairs", {})
-    unseen = [name for name, rec in pairs.items() if not rec["seen"]]
     lines = [
         "---",
         "library_name: mechinit",
@@ -45,12 +45,7 @@ def card_text(cfg: RunConfig, row: dict) -> str:
         f"Headline: {headline_meaning(cfg)}. Final verdict: {row.get('verdict')}.",
         "",
     ]
-    if unseen:
-        lines += ["Held-out pairs (test-split keys):", "", "| pair | inferential | symmetric | label |", "|---|---|---|---|"]
-        for name in unseen:
-            rec = pairs[name]
-            lines.append(f"| ({name}) | {format_value(rec['inferential'])} | {format_value(rec['symmetric'])} | {rec['label']} |")
-        lines.append("")
+    lines += vocabulary_of(cfg.task.name).card_lines(row)
     lines += ["Reproducibility: training again from `config.json` gives these weights bit for bit on the same",
               "CPU kernel set and thread count (`provenance.cpu_capability`, `provenance.threads`) or the same GPU;",
               "on another kernel set the float results drift apart and only verdicts that hold on both count.", ""]

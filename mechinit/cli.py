@@ -83,18 +83,19 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _summary(row: dict) -> list[str]:
-    keys = ("step", "train_loss", "headline") + (("seen_test_acc", "seen_test_loss", "train_acc") if "pairs" in row else ())
-    lines = [f"{key:>15}: {row.get(key)}" for key in keys] + [f"{'verdict':>15}: {row.get('verdict')}"]
-    for name, rec in row.get("pairs", {}).items():
-        if not rec["seen"]:
-            lines.append(f"  ({name}) unseen: inferential acc {rec['inferential']:.3f}, "
-                         f"symmetric acc {rec['symmetric'] if rec['symmetric'] is None else format(rec['symmetric'], '.3f')} -> {rec['label']}")
-    return lines
+def _summary(row: dict, task_name: str) -> list[str]:
+    """What ``train`` prints at the end: the numbers every task has, then the task's own (its vocabulary)."""
+    from mechinit.tasks.vocabulary import vocabulary_of
+
+    vocab = vocabulary_of(task_name)
+    keys = ("step", "train_loss", "headline", *vocab.summary_keys, "verdict")
+    return [f"{key:>15}: {row.get(key)}" for key in keys] + vocab.summary_lines(row)
 
 
 def _train(args) -> int:
     from mechinit.config import ConfigError
+
+    _check_folder(args.zoo, "--zoo")  # before hours of training, not after
     from mechinit.ids import run_id
     from mechinit.resolve import resolve_config
     from mechinit.train import train
@@ -114,7 +115,9 @@ def _train(args) -> int:
         from mechinit import zoo
 
         print(f"published: {zoo.publish(out, zoo_dir=args.zoo)}")
-    print("\n".join(_summary(row)))
+    from mechinit.runs import load_run_config
+
+    print("\n".join(_summary(row, load_run_config(out).task.name)))
     return 0
 
 
@@ -140,6 +143,7 @@ def _zoo(args) -> int:
 
     from mechinit import zoo
 
+    _check_folder(args.zoo, "--zoo")
     if args.zoo_command == "list":
         filters = dict(item.split("=", 1) for item in args.where if "=" in item)
         if len(filters) != len(args.where):
@@ -160,7 +164,7 @@ def _zoo(args) -> int:
     return 0
 
 
-NARROW_COLUMNS = ("id", "aliases", "gamma", "seed", "seen_test_acc", "headline", "verdict_43")  # `zoo list` without --wide: <= 100 characters
+NARROW_COLUMNS = ("id", "aliases", "gamma", "seed", "headline", "verdict")  # `zoo list` without --wide: <= 100 characters
 
 
 def _zoo_table(table, wide: bool) -> str:
@@ -184,6 +188,7 @@ def _probe(args) -> int:
     if len(args.targets) > 2:
         raise probes.ProbeError("mechinit probe takes one target, or two to compare side by side")
     _check_folder(args.out, "--out")
+    _check_folder(args.zoo, "--zoo")
     sets = parse_sets(args.sets)
     probes.split_overrides(sets, args.probes or probes.available())  # bad keys fail before any model is loaded
     targets = [zoo.target(t, zoo_dir=args.zoo) for t in args.targets]
@@ -211,6 +216,7 @@ def _sweep(args) -> int:
     from mechinit.resolve import parse_sets, resolve_config
     from mechinit.sweep import run_sweep, spec_from_sets
     from mechinit.sweep_report import write_report
+    from mechinit.tasks.vocabulary import vocabulary_of
 
     from mechinit import zoo
 
@@ -227,10 +233,11 @@ def _sweep(args) -> int:
                         slurm=dict(parse_sets(args.slurm)), on_finished=publish,
                         ensemble=args.ensemble, ensemble_size=args.ensemble_size)
     report = write_report(args.out, summary)
+    shown = ("headline", *(m.key for m in vocabulary_of(spec.base.task.name).sweep_metrics))
     for cell in summary["cells"]:
         axes = " ".join(f"{k}={v}" for k, v in cell["axes"].items())
-        shown = [m for m in ("acc_inferential", "acc_symmetric", "seen_test_acc", "delta_loss") if cell[m]["mean"] is not None]
-        nums = " ".join(f"{m}={_short(cell[m]['mean']) if cell[m]['mean'] is not None else 'null'}" for m in ("headline", *shown))
+        nums = " ".join(f"{m}={_short(cell[m]['mean']) if cell[m]['mean'] is not None else 'null'}"
+                        for m in shown if m == "headline" or cell[m]["mean"] is not None)
         print(f"{axes}: {nums}")
     for name, log in summary["failed"].items():
         print(f"failed: {name} (log: {log})")

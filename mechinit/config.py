@@ -25,6 +25,14 @@ def _choice(section: str, name: str, value: Any, allowed: tuple) -> None:
         raise ConfigError(f"{section}.{name} = {value!r} is not allowed; choose one of {list(allowed)}")
 
 
+SEED_LIMIT = 2**32  # seeds are mixed into generator seeds by multiplication (mechinit.train): keep them far from 2^64
+
+
+def _seed(section: str, name: str, value: int) -> None:
+    if not 0 <= value < SEED_LIMIT:
+        raise ConfigError(f"{section}.{name} = {value!r} must be in 0..{SEED_LIMIT - 1}")
+
+
 def _positive(section: str, name: str, value: Any, *, allow_zero: bool = False) -> None:
     ok = value >= 0 if allow_zero else value > 0
     if not ok:
@@ -114,55 +122,118 @@ class InitConfig(_Section):
         _choice("init", "embed_fan_in", self.embed_fan_in, ("d_model", "d_vocab"))
 
 
-@dataclass(frozen=True)
-class TaskConfig(_Section):
-    """Which task to train on and how to build its data (see :mod:`mechinit.tasks`).
+class TaskOptions(_Section):
+    """Base of a task's own options: ``task.<field>`` in config files, beside :class:`TaskConfig`'s
+    common fields. A task class names its frozen options dataclass as ``Options`` (a task without
+    options gets :class:`NoOptions`); the dataclass validates its fields in ``__post_init__``.
 
-    ``n_train`` is the number of training examples (tasks read from files use at most as many as
-    the file has; the number used is in the run's ``data.json``). ``variant``, ``groups`` and
-    ``label_threshold`` belong to the anchor task; ``reasoning_anchors``, ``memory_anchors`` and
-    ``memory_fraction`` to ``reasoning-memory``; ``chain_length`` to ``prontoqa``; ``data_dir`` and
-    ``split`` to the tasks read from files (``scan``, ``cogs``)."""
+    Run ids were first minted while ``TaskConfig`` was the union of every task's fields, so every
+    id hashes the anchor task's ``variant``, ``groups`` and ``label_threshold``. Options that do not
+    own those fields add their union-era values (``UNION_ERA_ID``) to the canonical form: no
+    existing id changes, and the values mean nothing to the task."""
 
     SECTION = "task"
-    LATER = ("data_dir", "split", "reasoning_anchors", "memory_anchors", "memory_fraction", "chain_length", "split_modulus")
+    UNION_ERA_ID: dict[str, Any] = {"variant": "paper", "groups": 0, "label_threshold": 0.9}
+
+    def canonical_dict(self) -> dict[str, Any]:
+        own = {f.name for f in dataclasses.fields(self)}
+        return {**{k: v for k, v in self.UNION_ERA_ID.items() if k not in own}, **super().canonical_dict()}
+
+
+@dataclass(frozen=True)
+class NoOptions(TaskOptions):
+    """The options of a task that has none."""
+
+
+def _options_class(task_class: type) -> type:
+    return getattr(task_class, "Options", NoOptions)
+
+
+@dataclass(frozen=True)
+class TaskConfig(_Section):
+    """Which task to train on, how much data to build or read, and the task's own ``options``.
+
+    The common fields are here; everything else under ``task.`` in a config file belongs to the
+    task's options dataclass (``Task.Options``, a :class:`TaskOptions`): the anchor task's ``variant``,
+    ``groups``, ``label_threshold``, ``split_modulus``; ``reasoning-memory``'s ``reasoning_anchors``,
+    ``memory_anchors``, ``memory_fraction``; ``prontoqa``'s ``chain_length``; the file tasks'
+    ``data_dir`` (and ``split`` for ``scan``). Config files keep one flat ``task`` table.
+
+    ``n_train`` is the number of training examples (tasks read from files use at most as many as
+    the file has; the number used is in the run's ``data.json``)."""
+
+    SECTION = "task"
     name: str = "anchor"
     n_train: int = 50_000
-    variant: str = "paper"
-    groups: int = 0
     n_eval: int = 2_000
     n_eval_train: int = 500
     eval_seed: int = 20240513
-    label_threshold: float = 0.9
-    data_dir: str | None = None
-    split: str | None = None
-    reasoning_anchors: int = 4
-    memory_anchors: int = 4
-    memory_fraction: float = 0.5
-    chain_length: int = 3
-    split_modulus: int | None = None  # anchor task, App C: None = n_ctx - 2 (the text); 9 = the authors' code
+    options: Any = None  # the task's Options instance (None: its defaults)
 
     def __post_init__(self):
         from mechinit.tasks import registered
 
         self.check_finite()
-
         _choice("task", "name", self.name, tuple(registered()))
-        _choice("task", "variant", self.variant, ("paper", "app-e", "app-g"))
         for name in ("n_train", "n_eval", "n_eval_train"):
             _positive("task", name, getattr(self, name))
-        if not 0 <= self.groups <= 6:
-            raise ConfigError(f"task.groups = {self.groups!r} must be in 0..6 (App G has six pair groups)")
-        if self.groups and self.variant != "app-g":
-            raise ConfigError("task.groups is only used with task.variant = 'app-g'")
-        if not 0.0 < self.label_threshold <= 1.0:
-            raise ConfigError(f"task.label_threshold = {self.label_threshold!r} must be in (0, 1]")
-        for name in ("reasoning_anchors", "memory_anchors", "chain_length"):
-            _positive("task", name, getattr(self, name))
-        if self.split_modulus is not None and self.split_modulus < 2:
-            raise ConfigError(f"task.split_modulus = {self.split_modulus!r} must be >= 2 (or null for n_ctx - 2)")
-        if not 0.0 < self.memory_fraction < 1.0:
-            raise ConfigError(f"task.memory_fraction = {self.memory_fraction!r} must be in (0, 1)")
+        _seed("task", "eval_seed", self.eval_seed)
+        options_class = _options_class(registered()[self.name])
+        if self.options is None:
+            object.__setattr__(self, "options", options_class())
+        elif type(self.options) is not options_class:
+            raise ConfigError(f"task.options of task {self.name!r} must be a {options_class.__name__}, not {type(self.options).__name__}")
+
+    @classmethod
+    def common_fields(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls) if f.name != "options")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**{k: getattr(self, k) for k in self.common_fields()}, **self.options.to_dict()}
+
+    def canonical_dict(self) -> dict[str, Any]:
+        return {**{k: getattr(self, k) for k in self.common_fields()}, **self.options.canonical_dict()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TaskConfig":
+        """A flat ``task`` table. A field of *another* registered task is ignored when it holds that
+        task's default (config files written before tasks owned their options list every task's
+        fields) and refused otherwise, naming the task it belongs to."""
+        from mechinit.tasks import registered
+
+        name = coerce("task.name", data.get("name", cls.name), str)
+        _choice("task", "name", name, tuple(registered()))
+        options_class = _options_class(registered()[name])
+        own = {f.name for f in dataclasses.fields(options_class)}
+        common, options = {}, {}
+        for key, value in data.items():
+            if key in cls.common_fields():
+                common[key] = value
+            elif key in own:
+                options[key] = value
+            else:
+                _foreign_field(name, key, value, sorted({*cls.common_fields(), *own}))
+        hints = typing.get_type_hints(cls)
+        common = {k: coerce(f"task.{k}", v, hints[k]) for k, v in common.items()}
+        return cls(**common, options=options_class.from_dict(options))
+
+
+def _foreign_field(name: str, key: str, value: Any, known: list[str]) -> None:
+    """Accept (ignore) ``task.key`` when another task owns it and ``value`` is that task's default."""
+    from mechinit.tasks import registered
+
+    for owner, task_class in registered().items():
+        options_class = _options_class(task_class)
+        fields = {f.name: f for f in dataclasses.fields(options_class)}
+        if owner == name or key not in fields:
+            continue
+        try:
+            if coerce(f"task.{key}", value, typing.get_type_hints(options_class)[key]) == fields[key].default:
+                return
+        except ConfigError:
+            pass
+        raise ConfigError(f"task.{key} belongs to task {owner!r}, not {name!r}; keys of task {name!r}: {known}")
+    raise ConfigError(f"unknown key task.{key} for task {name!r}; known keys: {known}")
 
 
 @dataclass(frozen=True)
@@ -204,6 +275,10 @@ class TrainConfig(_Section):
         for name in ("steps", "eval_every", "threads", "decay_epochs", "resume_every"):
             if getattr(self, name) is not None:
                 _positive("train", name, getattr(self, name))
+        for name in ("beta1", "beta2"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ConfigError(f"train.{name} = {getattr(self, name)!r} must be in [0, 1)")
+        _seed("train", "seed", self.seed)
         if self.lr_floor > self.lr:
             raise ConfigError(f"train.lr_floor = {self.lr_floor} must not exceed train.lr = {self.lr}")
         _choice("train", "device", self.device, ("cpu", "cuda", "auto"))
@@ -238,11 +313,14 @@ class RunConfig:
     def with_overrides(self, overrides: dict[str, Any]) -> "RunConfig":
         """Apply dotted keys (``train.lr``) to a copy; string values are parsed by field type."""
         data = self.to_dict()
+        new_task = overrides.get("task.name")
+        if new_task is not None and str(new_task) != self.task.name:  # another task: the old task's options do not carry over
+            data["task"] = {k: data["task"][k] for k in TaskConfig.common_fields()}
         for key, value in overrides.items():
             section, _, name = key.partition(".")
             if section not in self.SECTIONS or not name:
                 raise ConfigError(f"unknown key {key!r}; keys look like section.field with section in {list(self.SECTIONS)}")
-            if name not in data[section]:
+            if name not in data[section] and section != "task":  # task keys are checked against the task's options
                 raise ConfigError(f"unknown key {key!r}; known keys in {section}: {sorted(data[section])}")
             data[section][name] = value
         return self.from_dict(data)

@@ -17,16 +17,16 @@ an interrupted ensemble from scratch.
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 
 from mechinit import runs
+from mechinit.budget import check_fits
 from mechinit.config import ConfigError, RunConfig
 from mechinit.ids import run_id
+from mechinit.loop import Start, run_loop
 from mechinit.model import new_model
 from mechinit.schedule import lr_at, make_plan
 from mechinit.stacked import stacked_logits
@@ -46,7 +46,7 @@ def unsupported(cfg: RunConfig) -> str | None:
 
     if cfg.model.arch != "transformer":
         return f"ensembles train transformers only (model.arch = {cfg.model.arch!r})"
-    if getattr(registered()[cfg.task.name], "target_positions", "last") != "last":
+    if registered()[cfg.task.name].target_positions != "last":
         return f"ensembles train last-token tasks only (task {cfg.task.name} has targets at every position)"
     return None
 
@@ -80,6 +80,7 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
     if problem:
         raise ConfigError(problem)
     first, outs = cfgs[0], [Path(o) for o in outs]
+    check_fits(first, members=len(cfgs))
     device = resolve_device(first.train.device)
     with deterministic(device, first.train.threads):
         return _train_ensemble(cfgs, outs, device, quiet)
@@ -89,86 +90,104 @@ def _train_ensemble(cfgs: list[RunConfig], outs: list[Path], device: str, quiet:
     first = cfgs[0]
     task = make_task(first)
     plans = [make_plan(c.train, c.task.n_train, getattr(task, "eval_sequences", None)) for c in cfgs]
-    plan, n_members = plans[0], len(cfgs)
+    plan = plans[0]
     built = [new_model(c.model, c.init, c.train.seed, device) for c in cfgs]
     models = [m for m, _ in built]
     with_ids = {"ensemble": [run_id(c) for c in cfgs]}
     for (model, table), cfg, out in zip(built, cfgs, outs):
         prepare_out(out, cfg, table, trained_with=with_ids, task=task)
         runs.save_weights(runs.snapshot_path(out, 0), model)
-    named = [dict(m.named_parameters()) for m in models]
-    frozen = {n: torch.stack([d[n].detach() for d in named]) for n, p in models[0].named_parameters() if not p.requires_grad}
-    shapes = {n: tuple(p.shape) for n, p in models[0].named_parameters() if p.requires_grad}
-    # one flat buffer holds every trainable parameter of every member, one contiguous
-    # [member ...] block per parameter; the parameters are leaf views into it, so AdamW and
-    # clipping run on the buffer in a handful of kernels, whatever the number of tensors
-    flat = torch.cat([torch.stack([d[n].detach() for d in named]).flatten() for n in shapes])
-    sizes = [n_members * math.prod(s) for s in shapes.values()]
-    params = {n: block.view(n_members, *s).requires_grad_(True) for (n, s), block in zip(shapes.items(), flat.split(sizes))}
-    member_of = torch.cat([torch.arange(n_members, device=device).repeat_interleave(math.prod(s)) for s in shapes.values()])
-    exp_avg, exp_avg_sq = torch.zeros_like(flat), torch.zeros_like(flat)
-    data = [task.train_set(c.train.seed + DATA_SEED_OFFSET) for c in cfgs]
-    tokens_all = torch.stack([d[0] for d in data]).to(device)
-    targets_all = torch.stack([d[1] for d in data]).to(device)
-    wd = torch.tensor([c.train.weight_decay for c in cfgs], device=device)
-    clip = torch.tensor([c.train.grad_clip for c in cfgs], device=device)
-    t0 = first.train
-    bs, n_train, tl_cfg = t0.batch_size, first.task.n_train, models[0].cfg
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=t0.bf16 and device == "cuda")
-
-    def sync_models() -> None:
-        with torch.no_grad():
-            every = {**params, **frozen}
-            for k, d in enumerate(named):
-                for n, p in d.items():
-                    p.copy_(every[n][k])
-
-    def evaluate(step, elapsed, losses, samples_per_s) -> list[dict]:
-        rows = []
-        for k, (model, cfg, out, member_plan) in enumerate(zip(models, cfgs, outs, plans)):
-            model.train(False)
-            loss = None if losses is None else losses[k]
-            rows.append(log_eval(out, task, cfg, member_plan, model_logits(model, autocast), device, step, elapsed, loss, samples_per_s))
-        return rows
-
-    rows = evaluate(0, 0.0, None, None)
-    loss_sum, n_loss, elapsed, t_mark, perms = torch.zeros(n_members), 0, 0.0, time.perf_counter(), None
-    arange = torch.arange(n_members, device=device)[:, None]
-    for step in tqdm(range(plan.total_steps), disable=quiet, desc=f"ensemble of {n_members}", dynamic_ncols=True):
-        epoch, i = divmod(step, plan.steps_per_epoch)
-        if i == 0 or perms is None:
-            perms = torch.stack([epoch_permutation(c.train.seed, epoch, n_train) for c in cfgs]).to(device)
-        idx = perms[:, i * bs : (i + 1) * bs]
-        with autocast:
-            logits = stacked_logits({**params, **frozen}, tl_cfg, tokens_all[arange, idx]).float()
-        losses = F.cross_entropy(logits.flatten(0, 1), targets_all[arange, idx].flatten(), reduction="none").view(n_members, -1).mean(1)
-        values = losses.detach().cpu()
-        if not torch.isfinite(values).all():
-            bad = [run_id(cfgs[k]) for k, v in enumerate(values.tolist()) if not math.isfinite(v)]
-            raise TrainingDiverged(f"ensemble members {bad} diverged at step {step}")
-        losses.sum().backward()
-        grad = torch.cat([p.grad.flatten() for p in params.values()])
-        for p in params.values():
-            p.grad = None
-        _clip_per_member(grad, member_of, clip)
-        lr = torch.tensor([lr_at(step, c.train, p) for c, p in zip(cfgs, plans)], device=device)
-        with torch.no_grad():
-            _adamw_step(flat, grad, exp_avg, exp_avg_sq, step + 1, lr[member_of], wd[member_of], t0.beta1, t0.beta2, t0.eps)
-        loss_sum, n_loss = loss_sum + values, n_loss + 1
-        done = step + 1
-        if done in plan.snapshots or done % plan.eval_every == 0 or done == plan.total_steps:
-            sync_models()
-        if done in plan.snapshots:
-            for model, out in zip(models, outs):
-                runs.save_weights(runs.snapshot_path(out, done), model)
-        if done % plan.eval_every == 0 or done == plan.total_steps:
-            seconds = time.perf_counter() - t_mark
-            elapsed += seconds
-            rows = evaluate(done, elapsed, (loss_sum / n_loss).tolist(), n_loss * bs / seconds)
-            loss_sum, n_loss, t_mark = torch.zeros(n_members), 0, time.perf_counter()
+    stepper = EnsembleStepper(cfgs, outs, device, task, plans, models)
+    rows = stepper.evaluate(0, 0.0, None, None)
+    rows = run_loop(stepper, plan, first.train.batch_size, Start(), rows, desc=f"ensemble of {len(cfgs)}", quiet=quiet)
     for model, cfg, out, row in zip(models, cfgs, outs, rows):
         finish_run(out, model, cfg, row)
     return rows
+
+
+class EnsembleStepper:
+    """K stacked models' training step (a :class:`mechinit.loop.Stepper`); no resume points."""
+
+    def __init__(self, cfgs: list[RunConfig], outs: list[Path], device: str, task, plans: list, models: list):
+        self.cfgs, self.outs, self.device, self.task, self.plans, self.models = cfgs, outs, device, task, plans, models
+        self.members = n = len(cfgs)
+        self.named = [dict(m.named_parameters()) for m in models]
+        self.frozen = {k: torch.stack([d[k].detach() for d in self.named]) for k, p in models[0].named_parameters() if not p.requires_grad}
+        shapes = {k: tuple(p.shape) for k, p in models[0].named_parameters() if p.requires_grad}
+        # one flat buffer holds every trainable parameter of every member, one contiguous
+        # [member ...] block per parameter; the parameters are leaf views into it, so AdamW and
+        # clipping run on the buffer in a handful of kernels, whatever the number of tensors
+        self.flat = torch.cat([torch.stack([d[k].detach() for d in self.named]).flatten() for k in shapes])
+        sizes = [n * math.prod(s) for s in shapes.values()]
+        self.params = {k: block.view(n, *s).requires_grad_(True) for (k, s), block in zip(shapes.items(), self.flat.split(sizes))}
+        self.member_of = torch.cat([torch.arange(n, device=device).repeat_interleave(math.prod(s)) for s in shapes.values()])
+        self.exp_avg, self.exp_avg_sq = torch.zeros_like(self.flat), torch.zeros_like(self.flat)
+        data = [task.train_set(c.train.seed + DATA_SEED_OFFSET) for c in cfgs]
+        self.tokens_all = torch.stack([d[0] for d in data]).to(device)
+        self.targets_all = torch.stack([d[1] for d in data]).to(device)
+        self.wd = torch.tensor([c.train.weight_decay for c in cfgs], device=device)
+        self.clip = torch.tensor([c.train.grad_clip for c in cfgs], device=device)
+        self.autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfgs[0].train.bf16 and device == "cuda")
+        self.arange = torch.arange(n, device=device)[:, None]
+        self.perms, self.perm_epoch, self.synced_at = None, None, 0
+
+    def forward(self, step: int) -> torch.Tensor:
+        t0, plan = self.cfgs[0].train, self.plans[0]
+        epoch, i = divmod(step, plan.steps_per_epoch)
+        if self.perm_epoch != epoch:
+            n_train = self.cfgs[0].task.n_train
+            self.perms = torch.stack([epoch_permutation(c.train.seed, epoch, n_train) for c in self.cfgs]).to(self.device)
+            self.perm_epoch = epoch
+        idx = self.perms[:, i * t0.batch_size : (i + 1) * t0.batch_size]
+        with self.autocast:
+            logits = stacked_logits({**self.params, **self.frozen}, self.models[0].cfg, self.tokens_all[self.arange, idx]).float()
+        targets = self.targets_all[self.arange, idx].flatten()
+        return F.cross_entropy(logits.flatten(0, 1), targets, reduction="none").view(self.members, -1).mean(1)
+
+    def diverged(self, step: int, values: list[float]) -> None:
+        bad = [run_id(self.cfgs[k]) for k, v in enumerate(values) if not math.isfinite(v)]
+        raise TrainingDiverged(f"ensemble members {bad} diverged at step {step}")
+
+    def update(self, step: int, losses: torch.Tensor) -> None:
+        losses.sum().backward()
+        grad = torch.cat([p.grad.flatten() for p in self.params.values()])
+        for p in self.params.values():
+            p.grad = None
+        _clip_per_member(grad, self.member_of, self.clip)
+        lr = torch.tensor([lr_at(step, c.train, p) for c, p in zip(self.cfgs, self.plans)], device=self.device)
+        t0 = self.cfgs[0].train
+        with torch.no_grad():
+            _adamw_step(self.flat, grad, self.exp_avg, self.exp_avg_sq, step + 1, lr[self.member_of], self.wd[self.member_of],
+                        t0.beta1, t0.beta2, t0.eps)
+
+    def _sync(self, step: int) -> None:
+        """Copy the stacked parameters into the members' own models (before they are saved or evaluated)."""
+        if self.synced_at == step:
+            return
+        with torch.no_grad():
+            every = {**self.params, **self.frozen}
+            for k, d in enumerate(self.named):
+                for n, p in d.items():
+                    p.copy_(every[n][k])
+        self.synced_at = step
+
+    def snapshot(self, step: int) -> None:
+        self._sync(step)
+        for model, out in zip(self.models, self.outs):
+            runs.save_weights(runs.snapshot_path(out, step), model)
+
+    def evaluate(self, step: int, elapsed: float, train_losses: list[float] | None, samples_per_s: float | None) -> list[dict]:
+        self._sync(step)
+        rows = []
+        for k, (model, cfg, out, plan) in enumerate(zip(self.models, self.cfgs, self.outs, self.plans)):
+            model.train(False)
+            loss = None if train_losses is None else train_losses[k]
+            rows.append(log_eval(out, self.task, cfg, plan, model_logits(model, self.autocast), self.device, step, elapsed, loss,
+                                 samples_per_s))
+        return rows
+
+    def save_resume(self, step: int, elapsed: float, loss_sums: list[float], n_loss: int) -> None:
+        """Ensembles keep no resume points (a sweep restarts an interrupted ensemble)."""
 
 
 def _clip_per_member(grad: torch.Tensor, member_of: torch.Tensor, max_norm: torch.Tensor) -> None:

@@ -6,7 +6,7 @@ import json
 import tomllib
 from pathlib import Path
 
-from mechinit.config import ConfigError, RunConfig
+from mechinit.config import ConfigError, RunConfig, TaskConfig
 from mechinit.presets import preset
 
 
@@ -15,7 +15,10 @@ def read_config_file(path: Path) -> dict:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config file {path} not found")
-    text = path.read_text()
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path} is not UTF-8 text (JSON or TOML)") from None
     try:
         data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as e:
@@ -48,6 +51,8 @@ def resolve_config(preset_name: str | None = None, config_file: Path | None = No
         for section, values in file_data.items():
             if not isinstance(values, dict):
                 raise ConfigError(f"config file {config_file}: section {section!r} must be a table of fields")
+            if section == "task" and values.get("name", cfg.task.name) != cfg.task.name:  # another task: drop the old one's options
+                data["task"] = {k: data["task"][k] for k in TaskConfig.common_fields()}
             data[section].update(values)
         cfg = RunConfig.from_dict(data)
     return cfg.with_overrides(parse_sets(list(sets)))

@@ -56,11 +56,23 @@ def weights_of(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return dict(model.named_parameters())
 
 
+def read_tensors(path: Path) -> dict[str, torch.Tensor]:
+    """A safetensors file's tensors; a damaged or foreign file is a :class:`RunFolderError` naming it."""
+    try:
+        return load_file(str(path))
+    except Exception as e:  # noqa: BLE001 - safetensors raises its own (Rust) error types
+        raise RunFolderError(f"{path} is not a readable safetensors file ({type(e).__name__}: {e})") from None
+
+
 def load_weights(model: torch.nn.Module, path: Path) -> None:
-    tensors = load_file(str(path))
-    missing = sorted(set(weights_of(model)) - set(tensors))
+    tensors = read_tensors(path)
+    expected = weights_of(model)
+    missing = sorted(set(expected) - set(tensors))
     if missing:
         raise RunFolderError(f"{path} lacks weights for {missing[:3]} (is it a checkpoint of this model?)")
+    wrong = [f"{n} {tuple(tensors[n].shape)} (the model's is {tuple(p.shape)})" for n, p in expected.items() if tensors[n].shape != p.shape]
+    if wrong:
+        raise RunFolderError(f"{path} holds weights of another shape: {wrong[0]}")
     with torch.no_grad():
         for name, param in model.named_parameters():
             param.copy_(tensors[name].to(param.dtype))

@@ -26,14 +26,17 @@ from pathlib import Path
 from typing import Any
 
 from mechinit import runs
-from mechinit.config import ConfigError, RunConfig, coerce
+from mechinit.budget import check_fits
+from mechinit.config import ConfigError, RunConfig, TaskConfig, coerce
 from mechinit.ids import run_id
+from mechinit.tasks.vocabulary import EPOCHS_TO_LOSS, HEADLINE, LOSS_TARGET, Metric, vocabulary_of
 
-# metric -> how a cell picks the best run over ``best_over`` (higher accuracy, fewer epochs)
-METRICS = {"acc_inferential": max, "acc_symmetric": max, "seen_test_acc": max, "epochs_to_loss": min, "headline": max,
-           "delta_loss": max}  # headline: the task's headline metric; delta_loss: reasoning-memory's L_mem - L_reason
-LOSS_TARGET = 5e-2  # App G / Fig 18: epochs until the training loss reaches 5e-2
-PAIR_ACC_TARGET = 0.6  # Fig 19: epochs until a pair's training accuracy reaches 60%
+GENERIC_METRICS = (HEADLINE, EPOCHS_TO_LOSS)  # every task has these; the task's vocabulary adds its own
+
+
+def cell_metrics(task_name: str) -> tuple[Metric, ...]:
+    """The numbers a sweep over ``task_name`` keeps per run and reduces per cell."""
+    return GENERIC_METRICS + vocabulary_of(task_name).sweep_metrics
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,6 @@ class SweepSpec:
     grid: dict[str, tuple] = field(default_factory=dict)
     best_over: tuple[str, ...] = ()
     mean_over: tuple[str, ...] = ("train.seed",)
-    pair: str = "4,3"
 
     def __post_init__(self):
         if not self.grid:
@@ -50,7 +52,8 @@ class SweepSpec:
         for key in (*self.best_over, *self.mean_over):
             if key not in self.grid:
                 raise ConfigError(f"sweep reduce key {key!r} is not a grid key; grid keys: {sorted(self.grid)}")
-        self.configs()  # builds (and so validates) every grid point before anything runs
+        for cfg in self.configs():  # builds (and so validates) every grid point before anything runs
+            check_fits(cfg)
 
     @property
     def axes(self) -> list[str]:
@@ -65,7 +68,7 @@ class SweepSpec:
 
     def to_dict(self) -> dict:
         return {"base": self.base.to_dict(), "grid": {k: list(v) for k, v in self.grid.items()},
-                "best_over": list(self.best_over), "mean_over": list(self.mean_over), "pair": self.pair}
+                "best_over": list(self.best_over), "mean_over": list(self.mean_over)}
 
 
 def parse_grid(sets: dict[str, str], base: RunConfig) -> dict[str, tuple]:
@@ -77,7 +80,8 @@ def parse_grid(sets: dict[str, str], base: RunConfig) -> dict[str, tuple]:
         sec = RunConfig.SECTIONS.get(section)
         if sec is None or name not in {f for f in base.to_dict()[section]}:
             raise ConfigError(f"unknown sweep key {key!r}; keys look like sweep.SECTION.FIELD, e.g. sweep.init.gamma")
-        hint = typing.get_type_hints(sec)[name]
+        owner = type(base.task.options) if section == "task" and name not in TaskConfig.common_fields() else sec  # a task option
+        hint = typing.get_type_hints(owner)[name]
         values = value if isinstance(value, (list, tuple)) else [v for v in str(value).split(",") if v.strip() != ""]
         if not values:
             raise ConfigError(f"sweep key {key} has no values; give one or more, e.g. {key}=0.5,0.8")
@@ -236,19 +240,14 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: boo
 
 
 def run_record(spec: SweepSpec, folder: Path) -> dict | None:
+    """A finished run's numbers: the generic ones and those of the task's vocabulary."""
     rows = runs.read_metrics(folder)
     if not (folder / runs.WEIGHTS).is_file() or not rows:
         return None
     last = rows[-1]
-    pair = (last.get("pairs") or {}).get(spec.pair, {})
-    first = lambda ok: next((r["epoch"] for r in rows if ok(r)), None)  # noqa: E731
-    reached = lambda name: first(lambda r: (r["pairs"][name].get("train_acc") or 0) >= PAIR_ACC_TARGET)  # noqa: E731
-    pairs = last.get("pairs") or {}
-    return {"id": folder.name, "acc_inferential": pair.get("inferential"), "acc_symmetric": pair.get("symmetric"),
-            "seen_test_acc": last.get("seen_test_acc"), "label": pair.get("label"), "step": last.get("step"),
-            "epochs_to_loss": first(lambda r: r.get("train_loss") is not None and r["train_loss"] <= LOSS_TARGET),
-            "epochs_to_pair_acc": {name: reached(name) for name, rec in pairs.items() if rec.get("seen")},
-            "headline": last.get("headline"), "delta_loss": last.get("delta_loss")}
+    to_loss = next((r["epoch"] for r in rows if r.get("train_loss") is not None and r["train_loss"] <= LOSS_TARGET), None)
+    return {"id": folder.name, "step": last.get("step"), "headline": last.get("headline"), "epochs_to_loss": to_loss,
+            **vocabulary_of(spec.base.task.name).sweep_record(rows)}
 
 
 def reduce_runs(spec: SweepSpec, runs_dir: Path) -> dict:
@@ -263,14 +262,14 @@ def reduce_runs(spec: SweepSpec, runs_dir: Path) -> dict:
     out = []
     for cell in cells.values():
         entry = {"axes": cell["axes"], "runs": [r for g in cell["groups"].values() for r in g]}
-        for metric, best in METRICS.items():
+        for metric in cell_metrics(spec.base.task.name):
             per_group = []
             for records in cell["groups"].values():
-                values = [r.get(metric) for r in records]
-                per_group.append(None if any(v is None for v in values) else best(values))
+                values = [r.get(metric.key) for r in records]
+                per_group.append(None if any(v is None for v in values) else (max if metric.best == "max" else min)(values))
             ok = [v for v in per_group if v is not None]
             complete = len(ok) == len(per_group)
-            entry[metric] = {"mean": statistics.fmean(ok) if complete else None,
+            entry[metric.key] = {"mean": statistics.fmean(ok) if complete else None,
                              "std": statistics.pstdev(ok) if complete else None, "n": len(ok)}
         out.append(entry)
     return {"spec": spec.to_dict(), "axes": spec.axes, "cells": out}
@@ -289,7 +288,10 @@ def spec_from_sets(base: RunConfig, sweep_sets: dict[str, str], grid_file: Path 
 
 def load_grid_file(path: Path) -> dict:
     """A JSON grid file: ``{"grid": {"init.gamma": [...]}, "best_over": [...], "mean_over": [...]}``."""
-    data = json.loads(Path(path).read_text())
+    try:
+        data = json.loads(Path(path).read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ConfigError(f"grid file {path} is not valid JSON: {e}") from None
     if not isinstance(data, dict) or "grid" not in data:
         raise ConfigError(f"grid file {path} must be a JSON object with a 'grid' table")
     return data

@@ -6,71 +6,70 @@ from pathlib import Path
 
 from mechinit.runs import atomic_write_bytes
 
-SHADE_BELOW = 0.9  # the paper shades cells whose seen-pair test accuracy is below 90%
-
-
-ANCHOR_METRICS = (("acc_symmetric", "symmetric mapping"), ("acc_inferential", "inferential mapping"))
-OTHER_METRICS = (("headline", "the task's headline metric"), ("delta_loss", "ΔL = L_memory − L_reasoning"))
-
 
 def _mean(cell: dict, metric: str):
     return (cell.get(metric) or {}).get("mean")
 
 
-def shown_metrics(cells: list[dict]) -> tuple[bool, list[tuple[str, str]]]:
-    """``(anchor, metrics)``: the (4,3) mappings for anchor-task sweeps, else the task's headline
-    (and ΔL for reasoning-memory) — whichever have numbers."""
-    if any(_mean(c, "acc_inferential") is not None for c in cells):
-        return True, list(ANCHOR_METRICS)
-    return False, [(m, t) for m, t in OTHER_METRICS if any(_mean(c, m) is not None for c in cells)]
+def vocabulary(summary: dict):
+    """The metric vocabulary of the sweep's task (``spec.base.task.name``)."""
+    from mechinit.config import TaskConfig
+    from mechinit.tasks.vocabulary import vocabulary_of
+
+    return vocabulary_of(summary["spec"]["base"]["task"].get("name", TaskConfig.name))
+
+
+def shown_metrics(summary: dict) -> list:
+    """The task's plotted metrics that have a number in some cell."""
+    return [m for m in vocabulary(summary).plotted if any(_mean(c, m.key) is not None for c in summary["cells"])]
 
 
 def figures(summary: dict) -> list:
     import plotly.graph_objects as go
 
     axes, cells = summary["axes"], summary["cells"]
-    anchor, metrics = shown_metrics(cells)
-    pair = summary["spec"]["pair"]
+    vocab, metrics = vocabulary(summary), shown_metrics(summary)
+    titled = lambda m: f"{vocab.subject} under the {m.title}" if vocab.subject else m.title  # noqa: E731
     figs = []
     if len(axes) >= 2:
         x_key, y_key = axes[0], axes[1]
         xs = sorted({c["axes"][x_key] for c in cells})
         ys = sorted({c["axes"][y_key] for c in cells})
         lookup = {(c["axes"][x_key], c["axes"][y_key]): c for c in cells}
-        for metric, title in metrics:
-            z = [[_mean(lookup.get((x, y)) or {}, metric) for x in xs] for y in ys]
+        for metric in metrics:
+            z = [[_mean(lookup.get((x, y)) or {}, metric.key) for x in xs] for y in ys]
             hover = [[", ".join(r["id"] for r in (lookup.get((x, y)) or {}).get("runs", [])) for x in xs] for y in ys]
-            bounds = {"zmin": 0, "zmax": 1} if metric != "delta_loss" else {}
+            bounds = {"zmin": 0, "zmax": 1} if metric.bounded else {}
             fig = go.Figure(go.Heatmap(z=z, x=[str(x) for x in xs], y=[str(y) for y in ys], colorscale="Viridis", **bounds,
                                        text=hover, hovertemplate="%{x}, %{y}: %{z}<br>%{text}<extra></extra>",
-                                       colorbar=dict(title="accuracy" if anchor else "")))
-            if anchor:
+                                       colorbar=dict(title="accuracy" if metric.bounded else "")))
+            title = titled(metric)
+            if vocab.shade is not None:
+                key, below, what = vocab.shade
                 for (x, y), c in lookup.items():
-                    seen = c["seen_test_acc"]["mean"]
-                    if seen is None or seen < SHADE_BELOW:
+                    value = _mean(c, key)
+                    if value is None or value < below:
                         fig.add_shape(type="rect", x0=xs.index(x) - 0.5, x1=xs.index(x) + 0.5, y0=ys.index(y) - 0.5, y1=ys.index(y) + 0.5,
                                       fillcolor="grey", opacity=0.6, line_width=0)
-            name = f"({pair}) accuracy under the {title} (grey: seen-pair test < {SHADE_BELOW:.0%})" if anchor else title
-            fig.update_layout(title=name, xaxis_title=x_key, yaxis_title=y_key)
+                title += f" (grey: {what} < {below:.0%})"
+            fig.update_layout(title=title, xaxis_title=x_key, yaxis_title=y_key)
             figs.append(fig)
     if len(axes) == 1:
         x_key = axes[0]
         fig = go.Figure()
-        for metric, title in metrics:
-            pts = sorted(((c["axes"][x_key], c.get(metric) or {}) for c in cells), key=lambda p: p[0])
-            fig.add_trace(go.Scatter(x=[p[0] for p in pts], y=[p[1].get("mean") for p in pts], name=title, mode="lines+markers",
+        for metric in metrics:
+            pts = sorted(((c["axes"][x_key], c.get(metric.key) or {}) for c in cells), key=lambda p: p[0])
+            fig.add_trace(go.Scatter(x=[p[0] for p in pts], y=[p[1].get("mean") for p in pts], name=metric.title, mode="lines+markers",
                                      error_y=dict(type="data", array=[p[1].get("std") for p in pts])))
-        what = f"({pair}) accuracy" if anchor else "headline metrics"
-        fig.update_layout(title=f"{what} against {x_key} (mean ± std over {summary['spec']['mean_over']})", xaxis_title=x_key)
+        fig.update_layout(title=f"{vocab.subject or 'headline metrics'} against {x_key} (mean ± std over {summary['spec']['mean_over']})", xaxis_title=x_key)
         figs.append(fig)
-    figs += speed_figures(summary)
+    figs += speed_figures(summary) + vocab.figures(summary)
     return figs
 
 
 def speed_figures(summary: dict) -> list:
     """Fig 18: epochs until the training loss reaches 5e-2 against the first axis, one line per
-    value of the second (e.g. n_layers coloured by task.groups); Fig 19: epochs until each pair's
-    training accuracy reaches 60%, per cell."""
+    value of the second (e.g. n_layers coloured by task.groups)."""
     import plotly.graph_objects as go
 
     axes, cells = summary["axes"], summary["cells"]
@@ -84,19 +83,7 @@ def speed_figures(summary: dict) -> list:
     fig18 = go.Figure([go.Scatter(x=[p[0] for p in sorted(pts)], y=[p[1] for p in sorted(pts)], name=label, mode="lines+markers",
                                   error_y=dict(type="data", array=[p[2] for p in sorted(pts)])) for label, pts in series.items()])
     fig18.update_layout(title="epochs for the training loss to reach 5e-2", xaxis_title=x_key, yaxis_title="epochs")
-    fig19 = go.Figure()
-    for c in cells:
-        per_pair: dict[str, list] = {}
-        for r in c["runs"]:
-            for name, epoch in (r.get("epochs_to_pair_acc") or {}).items():
-                per_pair.setdefault(name, []).append(epoch)
-        names = sorted(per_pair)
-        means = [None if any(e is None for e in per_pair[n]) else sum(per_pair[n]) / len(per_pair[n]) for n in names]
-        fig19.add_trace(go.Bar(x=[f"({n})" for n in names], y=means, name=", ".join(f"{k}={v}" for k, v in c["axes"].items())))
-    fig19.update_layout(title="epochs for each seen pair to reach 60% training accuracy", xaxis_title="seen pair", yaxis_title="epochs",
-                        barmode="group")
-    has_pairs = any(r.get("epochs_to_pair_acc") for c in cells for r in c["runs"])
-    return [fig18, fig19] if has_pairs else [fig18]
+    return [fig18]
 
 
 def _num(stat: dict | None) -> str:
@@ -112,13 +99,12 @@ def cells_table(summary: dict) -> str:
     import html
 
     axes, cells = summary["axes"], summary["cells"]
-    anchor, metrics = shown_metrics(cells)
-    shown = ([("seen_test_acc", "seen-pair test")] if anchor else []) + metrics
-    head = "".join(f"<th>{html.escape(a)}</th>" for a in axes) + "".join(f"<th>{html.escape(t)}</th>" for _, t in shown) + "<th>runs</th>"
+    shown = [m for m in vocabulary(summary).table if any(_mean(c, m.key) is not None for c in cells)]
+    head = "".join(f"<th>{html.escape(a)}</th>" for a in axes) + "".join(f"<th>{html.escape(m.title)}</th>" for m in shown) + "<th>runs</th>"
     rows = []
     for c in sorted(cells, key=lambda c: [str(c["axes"][a]) for a in axes]):
         vals = "".join(f"<td class='num'>{html.escape(str(c['axes'][a]))}</td>" for a in axes)
-        vals += "".join(f"<td class='num'>{_num(c.get(m))}</td>" for m, _ in shown)
+        vals += "".join(f"<td class='num'>{_num(c.get(m.key))}</td>" for m in shown)
         rows.append(f"<tr>{vals}<td class='num'>{len(c.get('runs', []))}</td></tr>")
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
 
@@ -130,10 +116,10 @@ def write_report(out_dir: str | Path, summary: dict) -> Path:
 
     figs = "".join(row_html([("", figure_html(f, f"fig-{i}"))]) for i, f in enumerate(figures(summary)))
     failed = "".join(f"<li>{html.escape(k)}: {html.escape(str(v))}</li>" for k, v in summary.get("failed", {}).items())
-    pair = summary["spec"].get("pair")
+    note = vocabulary(summary).report_note
     body = (f"<h1>mechinit sweep</h1><p>{len(summary['cells'])} cells over {html.escape(str(summary['axes']))}, "
             f"mean ± std over {html.escape(str(summary['spec'].get('mean_over')))}"
-            f"{f'; ({pair}) scored on test-split keys' if pair else ''}; failed runs: {len(summary.get('failed', {}))}</p>"
+            f"{f'; {html.escape(note)}' if note else ''}; failed runs: {len(summary.get('failed', {}))}</p>"
             f"<ul>{failed}</ul>{cells_table(summary)}{figs}")
     path = Path(out_dir) / "report.html"
     atomic_write_bytes(path, page("mechinit sweep", body).encode())

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Callable
 
 import torch
-from safetensors.torch import load_file
 
 from mechinit import runs
 from mechinit.config import RunConfig
@@ -50,7 +49,7 @@ class Target:
 
 
 def snapshot_loaders(folder: Path) -> dict[int, Callable[[], dict[str, torch.Tensor]]]:
-    return {s: (lambda p=runs.snapshot_path(folder, s): load_file(str(p))) for s in runs.snapshot_steps_on_disk(folder)}
+    return {s: (lambda p=runs.snapshot_path(folder, s): runs.read_tensors(p)) for s in runs.snapshot_steps_on_disk(folder)}
 
 
 def target_from_folder(folder: Path, weights: Path | None = None, name: str | None = None, device: str = "cpu") -> Target:

@@ -10,22 +10,21 @@ and every epoch's shuffle come from seeded CPU generators, and
 from __future__ import annotations
 
 import contextlib
-import math
 import os
-import time
 from pathlib import Path
 
 import torch
-from tqdm.auto import tqdm
 from transformer_lens import HookedTransformer
 
 from mechinit import resume as resume_point
 from mechinit import runs
+from mechinit.budget import check_fits
 from mechinit.card import write_card
 from mechinit.config import ConfigError, RunConfig
 from mechinit.errors import TrainingDiverged  # noqa: F401  (re-exported)
-from mechinit.guards import TrainingInterrupted, deterministic, stop_on_signals
+from mechinit.guards import TrainingInterrupted, deterministic, stop_on_signals  # noqa: F401  (TrainingInterrupted re-exported)
 from mechinit.fastpath import all_logits, last_logits, unsupported
+from mechinit.loop import Start, run_loop
 from mechinit.tasks.sequence import IGNORE
 from mechinit.model import build_model, new_model
 from mechinit.schedule import lr_at, make_plan
@@ -129,10 +128,8 @@ def finish_run(out: Path, model, cfg: RunConfig, row: dict) -> None:
 def last_good_snapshot(out: Path, step: int) -> int | None:
     """The last snapshot whose loss was finite — taken before ``step``, whose weights gave the
     non-finite loss — and whose weights are all finite."""
-    from safetensors.torch import load_file
-
     for s in reversed([s for s in runs.snapshot_steps_on_disk(out) if s < step]):
-        if all(torch.isfinite(t).all() for t in load_file(str(runs.snapshot_path(out, s))).values()):
+        if all(torch.isfinite(t).all() for t in runs.read_tensors(runs.snapshot_path(out, s)).values()):
             return s
     return None
 
@@ -165,6 +162,7 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
                 _clear_run_folder(out)
             resume = False
     else:
+        check_fits(cfg)
         check_out(out)
     device = resolve_device(cfg.train.device)
     with deterministic(device, cfg.train.threads), stop_on_signals() as stop, contextlib.ExitStack() as held:
@@ -204,65 +202,62 @@ def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, st
         runs.save_weights(runs.snapshot_path(out, 0), model)
         step, elapsed, loss_sum, n_loss = 0, 0.0, 0.0, 0
 
-    tokens, targets = task.train_set(cfg.train.seed + DATA_SEED_OFFSET)
-    tokens, targets = tokens.to(device), targets.to(device)
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.train.bf16 and device == "cuda")
-    params = [p for p in model.parameters() if p.requires_grad]
+    stepper = SoloStepper(cfg, out, device, task, plan, model, opt)
+    rows = stepper.evaluate(0, 0.0, None, None) if step == 0 else [runs.read_metrics(out)[-1]]
+    rows = run_loop(stepper, plan, cfg.train.batch_size, Start(step, elapsed, [loss_sum], n_loss), rows, quiet=quiet, stop=stop,
+                    resume_every=cfg.train.resume_every, resume_hint=f"continue with: mechinit train --resume {out}")
+    finish_run(out, model, cfg, rows[0])
+    return rows[0]
 
-    logits_fn = model_logits(model, autocast, task.target_positions)
 
-    def evaluate(train_loss: float | None, samples_per_s: float | None) -> dict:
-        model.train(False)
-        row = log_eval(out, task, cfg, plan, logits_fn, device, step, elapsed, train_loss, samples_per_s)
-        model.train()
-        return row
+class SoloStepper:
+    """One model's training step (a :class:`mechinit.loop.Stepper` with one member)."""
 
-    bar = tqdm(total=plan.total_steps, initial=step, disable=quiet, desc="train", dynamic_ncols=True)
-    row = evaluate(None, None) if step == 0 else runs.read_metrics(out)[-1]
-    t_mark, n_timed, perm = time.perf_counter(), 0, None  # n_timed: steps since t_mark in this process
-    while step < plan.total_steps:
-        epoch, i = divmod(step, plan.steps_per_epoch)
-        if perm is None or i == 0:
-            perm = epoch_permutation(cfg.train.seed, epoch, task.n_train).to(device)
-        idx = perm[i * cfg.train.batch_size : (i + 1) * cfg.train.batch_size]
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step, cfg.train, plan)
-        batch_tokens, batch_targets = trim_padding(tokens[idx], targets[idx], task.target_positions)
-        with autocast:
-            logits = logits_fn(batch_tokens).float()
-        loss = torch.nn.functional.cross_entropy(logits.flatten(0, -2), batch_targets.flatten(), ignore_index=IGNORE)
-        value = loss.item()
-        if not math.isfinite(value):
-            bar.close()
-            good = last_good_snapshot(out, step)
-            where = f"step{good} in {out / runs.SNAPSHOTS}" if good is not None else "none (every snapshot has non-finite weights)"
-            raise TrainingDiverged(f"loss became {value} at step {step}; stopped. Last good snapshot: {where}")
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        if cfg.train.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(params, cfg.train.grad_clip)
-        opt.step()
-        step += 1
-        loss_sum, n_loss, n_timed = loss_sum + value, n_loss + 1, n_timed + 1
-        bar.update(1)
-        if step % 10 == 0 and n_loss:
-            bar.set_postfix_str(f"loss {loss_sum / n_loss:.3g} (since last eval) {row['verdict']}", refresh=False)
-        if step in plan.snapshots:
-            runs.save_weights(runs.snapshot_path(out, step), model)
-        if step % plan.eval_every == 0 or step == plan.total_steps:
-            seconds = time.perf_counter() - t_mark
-            elapsed += seconds
-            bar.set_postfix_str(f"evaluating at step {step}…")
-            row = evaluate(loss_sum / n_loss, n_timed * cfg.train.batch_size / seconds)
-            resume_point.save(out, model, opt, cfg, step, elapsed)
-            bar.set_postfix_str(f"loss {row['train_loss']:.3g} {row['verdict']}")
-            loss_sum, n_loss, n_timed, t_mark = 0.0, 0, 0, time.perf_counter()
-        elif stop or (cfg.train.resume_every and step % cfg.train.resume_every == 0):
-            seconds = time.perf_counter() - t_mark
-            resume_point.save(out, model, opt, cfg, step, elapsed + seconds, loss_sum, n_loss)
-        if stop and step < plan.total_steps:
-            bar.close()
-            raise TrainingInterrupted(f"{stop.signal} at step {step}: resume point saved; continue with: mechinit train --resume {out}")
-    bar.close()
-    finish_run(out, model, cfg, row)
-    return row
+    members = 1
+
+    def __init__(self, cfg: RunConfig, out: Path, device: str, task, plan, model, opt):
+        self.cfg, self.out, self.device, self.task, self.plan, self.model, self.opt = cfg, out, device, task, plan, model, opt
+        tokens, targets = task.train_set(cfg.train.seed + DATA_SEED_OFFSET)
+        self.tokens, self.targets = tokens.to(device), targets.to(device)
+        self.autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.train.bf16 and device == "cuda")
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.logits_fn = model_logits(model, self.autocast, task.target_positions)
+        self.perm, self.perm_epoch = None, None
+
+    def forward(self, step: int) -> torch.Tensor:
+        t = self.cfg.train
+        epoch, i = divmod(step, self.plan.steps_per_epoch)
+        if self.perm_epoch != epoch:
+            self.perm, self.perm_epoch = epoch_permutation(t.seed, epoch, self.task.n_train).to(self.device), epoch
+        idx = self.perm[i * t.batch_size : (i + 1) * t.batch_size]
+        for group in self.opt.param_groups:
+            group["lr"] = lr_at(step, t, self.plan)
+        batch_tokens, batch_targets = trim_padding(self.tokens[idx], self.targets[idx], self.task.target_positions)
+        with self.autocast:
+            logits = self.logits_fn(batch_tokens).float()
+        return torch.nn.functional.cross_entropy(logits.flatten(0, -2), batch_targets.flatten(), ignore_index=IGNORE).view(1)
+
+    def diverged(self, step: int, values: list[float]) -> None:
+        good = last_good_snapshot(self.out, step)
+        where = f"step{good} in {self.out / runs.SNAPSHOTS}" if good is not None else "none (every snapshot has non-finite weights)"
+        raise TrainingDiverged(f"loss became {values[0]} at step {step}; stopped. Last good snapshot: {where}")
+
+    def update(self, step: int, losses: torch.Tensor) -> None:
+        self.opt.zero_grad(set_to_none=True)
+        losses.sum().backward()
+        if self.cfg.train.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.params, self.cfg.train.grad_clip)
+        self.opt.step()
+
+    def snapshot(self, step: int) -> None:
+        runs.save_weights(runs.snapshot_path(self.out, step), self.model)
+
+    def evaluate(self, step: int, elapsed: float, train_losses: list[float] | None, samples_per_s: float | None) -> list[dict]:
+        self.model.train(False)
+        row = log_eval(self.out, self.task, self.cfg, self.plan, self.logits_fn, self.device, step, elapsed,
+                       None if train_losses is None else train_losses[0], samples_per_s)
+        self.model.train()
+        return [row]
+
+    def save_resume(self, step: int, elapsed: float, loss_sums: list[float], n_loss: int) -> None:
+        resume_point.save(self.out, self.model, self.opt, self.cfg, step, elapsed, loss_sums[0], n_loss)

@@ -14,8 +14,8 @@ from mechinit.zoo.store import ZooError, read_index, unlisted_files, verify_file
 if TYPE_CHECKING:
     from transformer_lens import HookedTransformer
 
-SUMMARY_COLUMNS = ("task", "arch", "variant", "norm", "n_layers", "d_model", "n_heads", "gamma", "seed", "lr", "weight_decay", "steps",
-                   "seen_test_acc", "headline", "acc_43_inferential", "acc_43_symmetric", "verdict_43")
+SUMMARY_COLUMNS = ("task", "arch", "norm", "n_layers", "d_model", "n_heads", "gamma", "seed", "lr", "weight_decay", "steps",
+                   "headline", "verdict")  # every entry's columns; a task's own columns follow (its vocabulary's index_row)
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,8 @@ def list_entries(zoo_dir: str | Path | None = None, **filters):
             if entry_id not in seen:
                 seen.add(entry_id)
                 rows.append({"id": entry_id, "aliases": ",".join(sorted(aliases.get(entry_id, []))), **record["summary"], "zoo_dir": str(folder)})
-    columns = ["id", "aliases", *SUMMARY_COLUMNS, "zoo_dir"]
+    task_columns = dict.fromkeys(k for row in rows for k in row if k not in SUMMARY_COLUMNS and k not in ("id", "aliases", "zoo_dir"))
+    columns = ["id", "aliases", *SUMMARY_COLUMNS, *task_columns, "zoo_dir"]
     table = pd.DataFrame(rows, columns=columns)
     for key, value in filters.items():
         if table.empty:

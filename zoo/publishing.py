@@ -14,25 +14,26 @@ from pathlib import Path
 
 from mechinit import runs
 from mechinit.ids import run_id
-from mechinit.zoo.api import SUMMARY_COLUMNS  # noqa: F401  (the index columns, defined with the reader)
 from mechinit.zoo.store import ZooError, check_name, file_table, locked, read_index, user_zoo, write_index, zoo_dirs
 
 SNAPSHOT_DTYPES = ("float32", "float16")
 
 
 def summary(run_dir: Path) -> dict:
-    """The axes and final numbers an index row shows; anything missing is ``None``."""
+    """The axes and final numbers an index row shows: the generic columns, then the task's own
+    (its vocabulary's ``index_row``); anything missing is ``None``."""
+    from mechinit.tasks.vocabulary import vocabulary_of
+
     cfg = runs.load_run_config(run_dir)
     rows = runs.read_metrics(run_dir)
     last = rows[-1] if rows else {}
-    pair = last.get("pairs", {}).get("4,3", {})
-    return {
-        "task": cfg.task.name, "arch": cfg.model.arch, "variant": cfg.task.variant, "norm": cfg.model.norm, "n_layers": cfg.model.n_layers,
+    generic = {
+        "task": cfg.task.name, "arch": cfg.model.arch, "norm": cfg.model.norm, "n_layers": cfg.model.n_layers,
         "d_model": cfg.model.d_model, "n_heads": cfg.model.n_heads, "gamma": cfg.init.gamma, "seed": cfg.train.seed,
         "lr": cfg.train.lr, "weight_decay": cfg.train.weight_decay, "steps": last.get("step"),
-        "seen_test_acc": last.get("seen_test_acc"), "headline": last.get("headline"), "acc_43_inferential": pair.get("inferential"),
-        "acc_43_symmetric": pair.get("symmetric"), "verdict_43": pair.get("label"),
+        "headline": last.get("headline"), "verdict": last.get("verdict"),
     }
+    return {**generic, **vocabulary_of(cfg.task.name).index_row(cfg.task.options.to_dict(), last)}
 
 
 def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, snapshots: bool) -> None:

@@ -28,7 +28,8 @@ from typing import Callable
 import torch
 from jaxtyping import Int
 
-from mechinit.config import ConfigError, ModelConfig, TaskConfig
+from mechinit.config import ConfigError, ModelConfig, TaskConfig, TaskOptions, _choice
+from mechinit.tasks.anchor_vocabulary import ANCHOR
 
 ANCHORS = (1, 2, 3, 4)
 SHIFT = {1: 5, 2: 1, 3: -2, 4: -8}
@@ -70,24 +71,50 @@ class Batch:
     pair_index: Int[torch.Tensor, " batch"]  # index into PAIRS
 
 
+@dataclass(frozen=True)
+class AnchorOptions(TaskOptions):
+    """``task.variant`` (see the module docstring), ``task.groups`` (App G), ``task.label_threshold``
+    (the accuracy a map needs for a pair's label) and ``task.split_modulus`` (App C; None = n_ctx − 2)."""
+
+    LATER = ("split_modulus",)
+    variant: str = "paper"
+    groups: int = 0
+    label_threshold: float = 0.9
+    split_modulus: int | None = None
+
+    def __post_init__(self):
+        self.check_finite()
+        _choice("task", "variant", self.variant, ("paper", "app-e", "app-g"))
+        if not 0 <= self.groups <= len(APP_G_GROUPS):
+            raise ConfigError(f"task.groups = {self.groups!r} must be in 0..{len(APP_G_GROUPS)} (App G has six pair groups)")
+        if self.groups and self.variant != "app-g":
+            raise ConfigError("task.groups is only used with task.variant = 'app-g'")
+        if not 0.0 < self.label_threshold <= 1.0:
+            raise ConfigError(f"task.label_threshold = {self.label_threshold!r} must be in (0, 1]")
+        if self.split_modulus is not None and self.split_modulus < 2:
+            raise ConfigError(f"task.split_modulus = {self.split_modulus!r} must be >= 2 (or null for n_ctx - 2)")
+
+
 class AnchorTask:
     """Data generation and scoring of the anchor task for one config."""
 
     HEADLINE = "accuracy on seen pairs with test-split keys"
+    Options = AnchorOptions
+    metrics = ANCHOR
 
     name = "anchor"
     target_positions = "last"
 
     def __init__(self, cfg: TaskConfig, model_cfg: ModelConfig):
-        self.cfg = cfg
+        self.cfg, self.options = cfg, cfg.options
         self.n_ctx = model_cfg.n_ctx
         if self.n_ctx < 3:
             raise ConfigError(f"model.n_ctx = {self.n_ctx} must be >= 3 for the anchor task (key + anchor pair)")
-        self.modulus = cfg.split_modulus if cfg.split_modulus is not None else self.n_ctx - 2
+        self.modulus = self.options.split_modulus if self.options.split_modulus is not None else self.n_ctx - 2
         if self.modulus < self.n_ctx - 2:
             raise ConfigError(f"task.split_modulus = {self.modulus} must be >= n_ctx - 2 = {self.n_ctx - 2} "
                               "(else some key positions have no test keys)")
-        self.designated = designated_shifts(cfg.variant, cfg.groups)
+        self.designated = designated_shifts(self.options.variant, self.options.groups)
         self.seen = tuple(p for p in PAIRS if self.designated[p] is not None)
         shifts = [inferential_shift(p) for p in PAIRS] + [s for s in self.designated.values() if s is not None]
         need = ITEM_MAX + max(shifts) + 1
@@ -205,7 +232,7 @@ class AnchorTask:
                 "designated": acc["designated"] if self.designated[pair] is not None else None,
                 "symmetric": acc["symmetric"] if self.designated[(pair[1], pair[0])] is not None else None,
             }
-            record["label"] = label_pair(pair, self.designated, record, self.cfg.label_threshold)
+            record["label"] = label_pair(pair, self.designated, record, self.options.label_threshold)
             if split == "train":
                 pairs[name]["train_keys"] = {k: v for k, v in record.items() if k != "seen"}
                 pairs[name]["train_acc"] = record["designated"]
@@ -218,7 +245,7 @@ class AnchorTask:
                 target = batch.keys + tables["designated"][batch.pair_index]
                 seen_loss.append(float(torch.nn.functional.cross_entropy(logits, target)))
         mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
-        if mean(seen_acc) is not None and mean(seen_acc) < self.cfg.label_threshold:
+        if mean(seen_acc) is not None and mean(seen_acc) < self.options.label_threshold:
             for pair in self.unseen_pairs():  # a verdict on a model that has not fitted its data means nothing
                 for record in (pairs[pair_name(pair)], pairs[pair_name(pair)]["train_keys"]):
                     record["label"] = "unfitted" if record["label"] != "indistinct" else record["label"]

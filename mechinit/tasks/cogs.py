@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mechinit.config import ConfigError
-from mechinit.tasks.datafiles import data_file
+from mechinit.tasks.datafiles import DataDirOptions, data_file
 from mechinit.tasks.sequence import Example, SequenceTask
 
 
@@ -28,6 +28,7 @@ def read_cogs(path: Path) -> list[Example]:
 
 class CogsTask(SequenceTask):
     HEADLINE = "exact match on test.tsv (in distribution)"
+    Options = DataDirOptions
 
     def load(self):
         train = read_cogs(data_file(self.cfg, "train.tsv"))

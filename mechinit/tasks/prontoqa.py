@@ -11,9 +11,11 @@ prediction on the whole answer; evaluation is exact match of the generated answe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
-from mechinit.config import ConfigError
+from mechinit.config import ConfigError, TaskOptions
 from mechinit.tasks.sequence import Example, SequenceTask
 
 CONCEPTS = ("wumpus", "yumpus", "zumpus", "dumpus", "rompus", "numpus", "tumpus", "vumpus", "impus", "jompus",
@@ -38,16 +40,30 @@ def make_example(chain_length: int, gen: torch.Generator) -> Example:
     return words, ("True" if true else "False",)
 
 
+MOST_HOPS = len(CONCEPTS) - 1 - 2 * DISTRACTORS
+
+
+@dataclass(frozen=True)
+class ProntoqaOptions(TaskOptions):
+    """``task.chain_length``: rules in the chain (hops from the entity's concept to the answer)."""
+
+    LATER = ("chain_length",)
+    chain_length: int = 3
+
+    def __post_init__(self):
+        if not 1 <= self.chain_length <= MOST_HOPS:
+            raise ConfigError(f"task.chain_length = {self.chain_length!r} must be in 1..{MOST_HOPS} ({len(CONCEPTS)} concepts)")
+
+
 class ProntoqaTask(SequenceTask):
     HEADLINE = "True/False accuracy on new examples (chance 0.5)"
+    Options = ProntoqaOptions
 
     def load(self):
         """Training examples from a fixed seed (the run's seed picks and orders them), test examples
         from ``task.eval_seed``."""
-        most = len(CONCEPTS) - 1 - 2 * DISTRACTORS
-        if self.cfg.chain_length > most:
-            raise ConfigError(f"task.chain_length = {self.cfg.chain_length} must be at most {most} ({len(CONCEPTS)} concepts)")
+        hops = self.cfg.options.chain_length
         gen = torch.Generator().manual_seed(TRAIN_SEED)
-        train = [make_example(self.cfg.chain_length, gen) for _ in range(max(self.cfg.n_train, self.cfg.n_eval_train))]
+        train = [make_example(hops, gen) for _ in range(max(self.cfg.n_train, self.cfg.n_eval_train))]
         test_gen = torch.Generator().manual_seed(self.cfg.eval_seed)
-        return train, {"test": [make_example(self.cfg.chain_length, test_gen) for _ in range(self.cfg.n_eval)]}
+        return train, {"test": [make_example(hops, test_gen) for _ in range(self.cfg.n_eval)]}

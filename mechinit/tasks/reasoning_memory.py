@@ -18,12 +18,14 @@ is the choice made here (docs/other-tasks.md).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable
 
 import torch
 
-from mechinit.config import ConfigError, ModelConfig, TaskConfig
+from mechinit.config import ConfigError, ModelConfig, TaskConfig, TaskOptions
+from mechinit.tasks.vocabulary import HEADLINE, Metric, Vocabulary
 
 ITEM_MIN, ITEM_MAX = 20, 99
 SHIFTS = (5, 1, -2, -8, 3, -5, 7, -4, 2, -7)
@@ -32,13 +34,45 @@ MEMORY_TABLE_SEED = 4242
 SUBSETS = ("reasoning_train", "reasoning_test", "memory_train")
 
 
+@dataclass(frozen=True)
+class ReasoningMemoryOptions(TaskOptions):
+    """``task.reasoning_anchors`` (R), ``task.memory_anchors`` (M), ``task.memory_fraction``."""
+
+    LATER = ("reasoning_anchors", "memory_anchors", "memory_fraction")
+    reasoning_anchors: int = 4
+    memory_anchors: int = 4
+    memory_fraction: float = 0.5
+
+    def __post_init__(self):
+        self.check_finite()
+        for name in ("reasoning_anchors", "memory_anchors"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"task.{name} = {getattr(self, name)!r} must be > 0")
+        if not 0.0 < self.memory_fraction < 1.0:
+            raise ConfigError(f"task.memory_fraction = {self.memory_fraction!r} must be in (0, 1)")
+
+
+DELTA_LOSS = Metric("delta_loss", "ΔL = L_memory − L_reasoning", bounded=False)
+
+
+class ReasoningMemoryVocabulary(Vocabulary):
+    summary_keys = ("delta_loss",)
+    sweep_metrics = (DELTA_LOSS,)
+    plotted = table = (HEADLINE, DELTA_LOSS)
+
+    def sweep_record(self, rows: list[dict]) -> dict:
+        return {"delta_loss": rows[-1].get("delta_loss")}
+
+
 class ReasoningMemoryTask:
     HEADLINE = "accuracy of reasoning anchors on test keys"
+    Options = ReasoningMemoryOptions
+    metrics = ReasoningMemoryVocabulary()
     target_positions = "last"
 
     def __init__(self, cfg: TaskConfig, model_cfg: ModelConfig):
         self.cfg, self.n_ctx = cfg, model_cfg.n_ctx
-        R, M = cfg.reasoning_anchors, cfg.memory_anchors
+        R, M = cfg.options.reasoning_anchors, cfg.options.memory_anchors
         if R > len(SHIFTS):
             raise ConfigError(f"task.reasoning_anchors = {R} must be at most {len(SHIFTS)}")
         if R + M >= ITEM_MIN:
@@ -83,7 +117,7 @@ class ReasoningMemoryTask:
 
     def train_set(self, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
         gen = torch.Generator().manual_seed(seed)
-        n_memory = round(self.cfg.n_train * self.cfg.memory_fraction)
+        n_memory = round(self.cfg.n_train * self.cfg.options.memory_fraction)
         t_m, y_m = self.sample(n_memory, self.memory, "train", gen)
         t_r, y_r = self.sample(self.cfg.n_train - n_memory, self.reasoning, "train", gen)
         order = torch.randperm(self.cfg.n_train, generator=gen)

@@ -1,21 +1,43 @@
 """SCAN (Lake & Baroni, 2018) from its standard files: ``IN: <command> OUT: <actions>`` per line.
 
-``task.split``: ``addprim_turn_left`` (default; the paper's §6 split: "turn left" appears in
-training only as the bare primitive, the test set holds the composite commands that use it) or
-``simple`` (random 80/20). Files ``tasks_{train,test}_{addprim_turn_left,simple}.txt`` are read
-from ``task.data_dir``. Evaluation: exact match of the action sequence on ``test`` (headline) and
+``task.split`` names one of SCAN's published splits: ``addprim_turn_left`` (default; the paper's §6
+split: "turn left" appears in training only as the bare primitive, the test set holds the composite
+commands that use it), ``addprim_jump`` (the same for "jump"), ``simple`` (random 80/20),
+``length`` (short action sequences in training, long ones in test), the template splits
+(``template_around_right``, ``template_jump_around_right``, ``template_opposite_right``,
+``template_right``) and the size and extra-example variations (``simple_p{N}``,
+``addprim_complex_jump_num{N}_rep{R}``). Files ``tasks_train_{split}.txt`` and
+``tasks_test_{split}.txt`` are read from ``task.data_dir`` (copy them there from the SCAN repository's
+split folders). Evaluation: exact match of the action sequence on ``test`` (headline) and
 on training examples.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from mechinit.config import ConfigError
-from mechinit.tasks.datafiles import data_file
+from mechinit.tasks.datafiles import DataDirOptions, data_file
 from mechinit.tasks.sequence import Example, SequenceTask
 
-SPLITS = {"addprim_turn_left": "addprim_turn_left", "simple": "simple"}
+SPLITS = ("addprim_turn_left", "addprim_jump", "simple", "length", "template_around_right", "template_jump_around_right",
+          "template_opposite_right", "template_right")
+SPLIT_FAMILIES = (r"simple_p\d+", r"addprim_complex_jump_num\d+_rep\d+")  # size and extra-example variations
+
+
+@dataclass(frozen=True)
+class ScanOptions(DataDirOptions):
+    """``task.data_dir`` and ``task.split`` (null: ``addprim_turn_left``)."""
+
+    LATER = ("data_dir", "split")
+    split: str | None = None
+
+    def __post_init__(self):
+        if self.split is not None and self.split not in SPLITS and not any(re.fullmatch(f, self.split) for f in SPLIT_FAMILIES):
+            raise ConfigError(f"task.split = {self.split!r} is not a SCAN split; choose one of {list(SPLITS)} "
+                              "or simple_p{N}, addprim_complex_jump_num{N}_rep{R}")
 
 
 def read_scan(path: Path) -> list[Example]:
@@ -32,10 +54,9 @@ def read_scan(path: Path) -> list[Example]:
 
 class ScanTask(SequenceTask):
     HEADLINE = "exact match on the test file"
+    Options = ScanOptions
 
     def load(self):
-        split = self.cfg.split or "addprim_turn_left"
-        if split not in SPLITS:
-            raise ConfigError(f"task.split = {split!r} is not allowed for scan; choose one of {list(SPLITS)}")
+        split = self.cfg.options.split or "addprim_turn_left"
         self.files = [data_file(self.cfg, f"tasks_{part}_{split}.txt") for part in ("train", "test")]
         return read_scan(self.files[0]), {"test": read_scan(self.files[1])}

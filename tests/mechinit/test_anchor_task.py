@@ -8,7 +8,7 @@ MC = ModelConfig(d_model=32, d_head=16, d_mlp=64, d_vocab=120)
 
 
 def _task(**kw) -> AnchorTask:
-    return AnchorTask(TaskConfig(**{"n_train": 4000, "n_eval": 200, "n_eval_train": 50, **kw}), MC)
+    return AnchorTask(TaskConfig.from_dict({"n_train": 4000, "n_eval": 200, "n_eval_train": 50, **kw}), MC)
 
 
 def _locate(tokens: torch.Tensor):
@@ -131,7 +131,7 @@ def test_split_modulus_nine_is_the_authors_split():
 def test_split_modulus_default_keeps_the_texts_split():
     a, b = _task(), _task(split_modulus=7)
     assert torch.equal(a.train_set(3)[0], b.train_set(3)[0])
-    assert TaskConfig(split_modulus=None).canonical_dict() == TaskConfig().canonical_dict()  # ids unchanged
+    assert TaskConfig.from_dict({"split_modulus": None}).canonical_dict() == TaskConfig().canonical_dict()  # ids unchanged
 
 
 def test_held_out_verdict_of_an_unfitted_model_is_unfitted():

@@ -99,7 +99,7 @@ def test_paper_code_preset_is_the_authors_code():
     from mechinit.schedule import lr_at, make_plan
 
     cfg = preset("paper-code")
-    assert cfg.model.unembed_bias and not cfg.model.bias and cfg.task.split_modulus == 9 and cfg.task.n_train == 759_375
+    assert cfg.model.unembed_bias and not cfg.model.bias and cfg.task.options.split_modulus == 9 and cfg.task.n_train == 759_375
     plan = make_plan(cfg.train, cfg.task.n_train)
     assert (plan.steps_per_epoch, plan.warmup_steps, plan.decay_steps, plan.total_steps) == (370, 3_700, 74_000, 77_700)
     assert lr_at(0, cfg.train, plan) == pytest.approx(1e-5) and lr_at(3_700, cfg.train, plan) == pytest.approx(2e-4)
@@ -116,8 +116,12 @@ def test_later_fields_enter_the_id_only_when_set():
 
     base = build_cfg()
     assert "data_dir" not in base.canonical_json() and "arch" not in base.canonical_json()
-    assert run_id(build_cfg(**{"task.chain_length": 3})) == run_id(base)  # the default
-    assert run_id(build_cfg(**{"task.chain_length": 5})) != run_id(base)
+    assert run_id(build_cfg(**{"task.chain_length": 3})) == run_id(base)  # another task's field at its default: ignored
+    with pytest.raises(ConfigError, match="task.chain_length belongs to task 'prontoqa', not 'anchor'"):
+        build_cfg(**{"task.chain_length": 5})
+    pronto = build_cfg(**{"task.name": "prontoqa"})
+    assert run_id(build_cfg(**{"task.name": "prontoqa", "task.chain_length": 3})) == run_id(pronto)
+    assert run_id(build_cfg(**{"task.name": "prontoqa", "task.chain_length": 5})) != run_id(pronto)
     assert run_id(build_cfg(**{"model.arch": "emb-mlp"})) != run_id(base)
     assert run_id(build_cfg(**{"train.resume_every": 5})) == run_id(base)  # never changes results
     assert run_id(build_cfg(**{"model.unembed_bias": True})) != run_id(base)

@@ -114,6 +114,7 @@ def test_sweep_publishes_every_run_to_its_zoo(tmp_path, capsys, monkeypatch):
 def test_speed_metrics_for_fig18_and_fig19(tmp_path):
     from mechinit.sweep import run_record
     from mechinit.sweep_report import speed_figures
+    from mechinit.tasks.anchor_vocabulary import ANCHOR
 
     spec = SweepSpec(BASE, {"model.n_layers": (1, 2), "train.seed": (0, 1)})
     for cfg in spec.configs():
@@ -124,7 +125,7 @@ def test_speed_metrics_for_fig18_and_fig19(tmp_path):
     assert record["epochs_to_loss"] == 2.0 and record["epochs_to_pair_acc"] == {"1,1": 2.0, "1,2": 0.0}
     cells = {c["axes"]["model.n_layers"]: c for c in reduce_runs(spec, tmp_path)["cells"]}
     assert cells[1]["epochs_to_loss"]["mean"] == 1.0 and cells[2]["epochs_to_loss"]["mean"] == 2.0
-    fig18, fig19 = speed_figures(reduce_runs(spec, tmp_path))
+    (fig18,), (fig19,) = speed_figures(reduce_runs(spec, tmp_path)), ANCHOR.figures(reduce_runs(spec, tmp_path))
     assert list(fig18.data[0].y) == [1.0, 2.0]
     assert list(fig19.data[0].y) == [2.0, 0.0]
 
@@ -168,7 +169,7 @@ def test_report_of_a_non_anchor_sweep_draws_the_headline():
                 "acc_inferential": none, "acc_symmetric": none, "seen_test_acc": none, "epochs_to_loss": none,
                 "headline": {"mean": headline, "std": 0.0, "n": 3}, "delta_loss": none}
 
-    summary = {"axes": ["init.gamma", "train.weight_decay"], "spec": {"pair": "4,3", "mean_over": ["train.seed"]},
+    summary = {"axes": ["init.gamma", "train.weight_decay"], "spec": {"base": {"task": {"name": "addition"}}, "mean_over": ["train.seed"]},
                "cells": [cell(0.5, 0.01, 0.67), cell(0.5, 0.1, 0.69), cell(0.7, 0.01, 0.84), cell(0.7, 0.1, 0.84)]}
     (heatmap,) = figures(summary)
     assert heatmap.layout.title.text == "the task's headline metric" and not heatmap.layout.shapes

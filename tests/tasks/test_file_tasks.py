@@ -32,7 +32,7 @@ def test_scan_addprim_split_reads_the_standard_files(shared_data):
 def test_scan_simple_split_and_bad_split(shared_data):
     task = make_task(scan_cfg(shared_data, **{"task.split": "simple"}))
     assert (len(task.all_train), len(task.eval_examples["test"])) == (16728, 4182)
-    with pytest.raises(ConfigError, match="task.split = 'jump' is not allowed for scan"):
+    with pytest.raises(ConfigError, match="task.split = 'jump' is not a SCAN split"):
         make_task(scan_cfg(shared_data, **{"task.split": "jump"}))
 
 

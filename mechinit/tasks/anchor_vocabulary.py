@@ -1,0 +1,77 @@
+"""The anchor task's metric vocabulary: the held-out pair's two mappings, the seen-pair fit, per-pair
+training speed (Fig 19), and where each is shown (see :mod:`mechinit.tasks.vocabulary`)."""
+
+from __future__ import annotations
+
+from mechinit.tasks.vocabulary import Metric, Vocabulary, fmt
+
+HELD_OUT = "4,3"  # the pair sweeps, the card and the zoo index report (paper §4)
+SEEN_SHADE = 0.9  # the paper shades cells whose seen-pair test accuracy is below 90%
+PAIR_ACC_TARGET = 0.6  # Fig 19: epochs until a pair's training accuracy reaches 60%
+
+INFERENTIAL = Metric("acc_inferential", "inferential mapping")
+SYMMETRIC = Metric("acc_symmetric", "symmetric mapping")
+SEEN = Metric("seen_test_acc", "seen-pair test")
+INFERENTIAL_MAX = Metric("acc_inferential_max_over_training", "inferential mapping, max over training")
+SYMMETRIC_MAX = Metric("acc_symmetric_max_over_training", "symmetric mapping, max over training")
+
+
+class AnchorVocabulary(Vocabulary):
+    summary_keys = ("seen_test_acc", "seen_test_loss", "train_acc")
+    sweep_metrics = (INFERENTIAL, SYMMETRIC, SEEN, INFERENTIAL_MAX, SYMMETRIC_MAX)
+    plotted = (SYMMETRIC, INFERENTIAL)
+    table = (SEEN, SYMMETRIC, INFERENTIAL)
+    subject = f"({HELD_OUT}) accuracy"
+    shade = ("seen_test_acc", SEEN_SHADE, "seen-pair test")
+    report_note = f"({HELD_OUT}) scored on test-split keys"
+
+    def summary_lines(self, row: dict) -> list[str]:
+        return [f"  ({name}) unseen: inferential acc {fmt(rec['inferential'])}, symmetric acc {fmt(rec['symmetric'])} -> {rec['label']}"
+                for name, rec in row.get("pairs", {}).items() if not rec["seen"]]
+
+    def sweep_record(self, rows: list[dict]) -> dict:
+        last = rows[-1]
+        pairs = last.get("pairs") or {}
+        pair = pairs.get(HELD_OUT, {})
+        best = (pair.get("max_over_training") or {}).get("test_keys") or {}
+        reached = lambda name: next((r["epoch"] for r in rows if (r["pairs"][name].get("train_acc") or 0) >= PAIR_ACC_TARGET), None)  # noqa: E731
+        return {"acc_inferential": pair.get("inferential"), "acc_symmetric": pair.get("symmetric"), "label": pair.get("label"),
+                "seen_test_acc": last.get("seen_test_acc"),
+                "acc_inferential_max_over_training": best.get("inferential"), "acc_symmetric_max_over_training": best.get("symmetric"),
+                "epochs_to_pair_acc": {name: reached(name) for name, rec in pairs.items() if rec.get("seen")}}
+
+    def card_lines(self, row: dict) -> list[str]:
+        unseen = [(name, rec) for name, rec in row.get("pairs", {}).items() if not rec["seen"]]
+        if not unseen:
+            return []
+        lines = ["Held-out pairs (test-split keys):", "", "| pair | inferential | symmetric | label |", "|---|---|---|---|"]
+        lines += [f"| ({name}) | {fmt(rec['inferential'], '.4g')} | {fmt(rec['symmetric'], '.4g')} | {rec['label']} |" for name, rec in unseen]
+        return lines + [""]
+
+    def index_row(self, task_options: dict, row: dict) -> dict:
+        pair = row.get("pairs", {}).get(HELD_OUT, {})
+        return {"variant": task_options.get("variant"), "seen_test_acc": row.get("seen_test_acc"),
+                "acc_43_inferential": pair.get("inferential"), "acc_43_symmetric": pair.get("symmetric"), "verdict_43": pair.get("label")}
+
+    def figures(self, summary: dict) -> list:
+        """Fig 19: epochs until each seen pair's training accuracy reaches 60%, per cell."""
+        import plotly.graph_objects as go
+
+        cells = summary["cells"]
+        if not any(r.get("epochs_to_pair_acc") for c in cells for r in c["runs"]):
+            return []
+        fig = go.Figure()
+        for c in cells:
+            per_pair: dict[str, list] = {}
+            for r in c["runs"]:
+                for name, epoch in (r.get("epochs_to_pair_acc") or {}).items():
+                    per_pair.setdefault(name, []).append(epoch)
+            names = sorted(per_pair)
+            means = [None if any(e is None for e in per_pair[n]) else sum(per_pair[n]) / len(per_pair[n]) for n in names]
+            fig.add_trace(go.Bar(x=[f"({n})" for n in names], y=means, name=", ".join(f"{k}={v}" for k, v in c["axes"].items())))
+        fig.update_layout(title=f"epochs for each seen pair to reach {PAIR_ACC_TARGET:.0%} training accuracy", xaxis_title="seen pair",
+                          yaxis_title="epochs", barmode="group")
+        return [fig]
+
+
+ANCHOR = AnchorVocabulary()

@@ -20,11 +20,12 @@ HEADROOM = 0.9  # refuse estimates above this fraction of the memory available
 
 
 def parameter_count(cfg: RunConfig) -> int:
-    """Parameters of the HookedTransformer (or Emb-MLP) ``cfg.model`` describes, biases included."""
+    """Parameters of the HookedTransformer (or Emb-MLP) ``cfg.model`` describes, biases included
+    (exact for biased models; an upper bound by the bias count otherwise)."""
     m = cfg.model
     embed = m.d_vocab * m.d_model * 2 + m.n_ctx * m.d_model + m.d_vocab
-    if m.arch == "emb-mlp":
-        return embed + 2 * m.d_model * m.d_mlp + m.d_mlp + m.d_model
+    if m.arch == "emb-mlp":  # W_in takes the n_ctx embeddings concatenated (mechinit.emb_mlp)
+        return m.d_vocab * m.d_model * 2 + m.d_vocab + m.n_ctx * m.d_model * m.d_mlp + m.d_mlp + m.d_mlp * m.d_model + m.d_model
     attn = 4 * m.n_heads * m.d_head * m.d_model + 3 * m.n_heads * m.d_head + m.d_model
     mlp = 2 * m.d_model * m.d_mlp + m.d_mlp + m.d_model
     return embed + m.n_layers * (attn + mlp + 4 * m.d_model) + 2 * m.d_model

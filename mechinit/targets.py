@@ -17,6 +17,7 @@ from mechinit import runs
 from mechinit.config import RunConfig
 from mechinit.model import build_model, to_device
 from mechinit.tasks import make_task
+from mechinit.tasks.datafiles import check_same_data
 
 
 @dataclass
@@ -26,10 +27,14 @@ class Target:
     cfg: RunConfig
     snapshots: dict[int, Callable[[], dict[str, torch.Tensor]]] = field(default_factory=dict)
     metrics: dict | None = None  # the metrics row of these weights when the run recorded one
+    folder: Path | None = None  # the run folder, whose data.json the task's data must match
 
     @cached_property
     def task(self):
-        return make_task(self.cfg)
+        task = make_task(self.cfg)
+        if self.folder is not None:
+            check_same_data(task, self.folder)  # the data files the run was trained on, unchanged
+        return task
 
     def summary(self) -> dict:
         """What a report shows first about this model: its axes and its final numbers (from the
@@ -60,7 +65,7 @@ def target_from_folder(folder: Path, weights: Path | None = None, name: str | No
     model = build_model(cfg.model, "cpu")
     runs.load_weights(model, weights)
     model.train(False)  # inference mode (no dropout here; kept explicit)
-    return Target(name or folder.name, to_device(model, device), cfg, snapshot_loaders(folder), _metrics_row(folder, weights))
+    return Target(name or folder.name, to_device(model, device), cfg, snapshot_loaders(folder), _metrics_row(folder, weights), folder)
 
 
 def _metrics_row(folder: Path, weights: Path) -> dict | None:

@@ -29,6 +29,7 @@ from mechinit.tasks.sequence import IGNORE
 from mechinit.model import build_model, new_model
 from mechinit.schedule import lr_at, make_plan
 from mechinit.tasks import make_task
+from mechinit.tasks.datafiles import check_same_data
 
 DATA_SEED_OFFSET = 1_000_003
 SHUFFLE_SEED_OFFSET = 2_000_003
@@ -189,6 +190,7 @@ def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, st
     plan = make_plan(cfg.train, task.n_train, getattr(task, "eval_sequences", None))
 
     if resume:
+        check_same_data(task, out)  # the data files it started on, unchanged
         model = build_model(cfg.model, device)
         opt = _optimizer(model, cfg)
         step, elapsed, loss_sum, n_loss = resume_point.load(out, model, opt, cfg)

@@ -5,6 +5,15 @@ matrix; a row of the paper's). The probe takes the cosine similarity between eve
 groups neurons whose |cos| exceeds ``threshold`` (connected components, as the paper's reordered
 heatmaps do) and reports the number of groups needed to cover 90% of the neurons, the largest
 group and the mean off-diagonal |cos|. Default: paper layer 1 (``blocks.0``), every head.
+
+Cosines are computed in float64, so weights near the float32 limit (a diverged run) still give true
+cosines. A head whose W_Q holds a NaN/inf, or whose neurons are all zero, has no cosine structure:
+its numbers are ``null`` with a ``reason``, never a count of singleton groups.
+
+Headline: with one head, that head's ``n_groups_90``, ``largest_group`` and ``mean_abs_cos``. With
+several heads, each head's numbers as ``head{h}.n_groups_90`` … and, under the plain names, one
+summary: the **mean over the heads that have numbers** for all three (``meta.headline_summary`` says
+which heads); ``null`` if no head has numbers.
 """
 
 from __future__ import annotations
@@ -42,9 +51,10 @@ def hooks(model, cfg: Config) -> list[str]:
 
 
 def cosine_matrix(vectors: torch.Tensor) -> torch.Tensor:
-    """Cosine similarity of the rows of ``vectors`` (zero rows get cosine 0 with everything)."""
+    """Cosine similarity of the rows of ``vectors`` in float64 (zero rows get cosine 0 with everything)."""
+    vectors = vectors.double()
     norms = vectors.norm(dim=1, keepdim=True)
-    unit = torch.where(norms > 0, vectors / norms.clamp_min(1e-30), torch.zeros_like(vectors))
+    unit = torch.where(norms > 0, vectors / norms.clamp_min(1e-300), torch.zeros_like(vectors))
     return unit @ unit.T
 
 
@@ -79,10 +89,16 @@ def groups_covering(sizes: list[int], coverage: float) -> int:
 
 
 def analyse(vectors: torch.Tensor, cfg: Config) -> dict:
-    cos = cosine_matrix(vectors.float())
+    n = vectors.shape[0]
+    empty = {"n_neurons": n, "n_groups": None, "n_groups_90": None, "largest_group": None, "mean_abs_cos": None,
+             "groups": None, "order": None, "cos": None}
+    if not torch.isfinite(vectors).all():
+        return {**empty, "reason": "W_Q holds NaN or inf (a diverged model): no cosines"}
+    if not vectors.abs().sum(dim=1).gt(0).any():
+        return {**empty, "reason": "every W_Q neuron is the zero vector: no cosines"}
+    cos = cosine_matrix(vectors)
     found = groups(cos, cfg.threshold)
     order = [i for g in found for i in g]
-    n = cos.shape[0]
     off = cos.abs()[~torch.eye(n, dtype=torch.bool)]
     return {
         "n_neurons": n,
@@ -96,6 +112,22 @@ def analyse(vectors: torch.Tensor, cfg: Config) -> dict:
     }
 
 
+HEADLINE_KEYS = ("n_groups_90", "largest_group", "mean_abs_cos")
+
+
+def headline_of(per_head: dict[str, dict]) -> tuple[dict, str]:
+    """The headline (see the module docstring) and a sentence saying how its summary was formed."""
+    if len(per_head) == 1:
+        (h, only), = per_head.items()
+        return {k: only[k] for k in HEADLINE_KEYS}, f"head {h} alone"
+    out = {f"head{h}.{k}": r[k] for h, r in per_head.items() for k in HEADLINE_KEYS}
+    for k in HEADLINE_KEYS:
+        values = [r[k] for r in per_head.values() if r[k] is not None]
+        out[k] = sum(values) / len(values) if values else None
+    counted = [h for h, r in per_head.items() if r["n_groups_90"] is not None]
+    return out, f"mean over heads {counted} (heads without numbers are left out)" if counted else "no head has numbers"
+
+
 def run(model, task, cfg: Config = Config(), snapshots=None) -> Result:
     require_attention(model, NAME)
     layer = check_layer(cfg.layer, model, "condensation.layer")
@@ -104,13 +136,9 @@ def run(model, task, cfg: Config = Config(), snapshots=None) -> Result:
     if any(h >= W_Q.shape[0] for h in heads):
         raise ProbeError(f"condensation.heads = {list(heads)}: the model has {W_Q.shape[0]} heads (0..{W_Q.shape[0] - 1})")
     per_head = {str(h): analyse(W_Q[h].T, cfg) for h in heads}  # rows = neurons' input-weight vectors
-    first = per_head[str(heads[0])]
-    headline = {
-        "n_groups_90": first["n_groups_90"] if len(heads) == 1 else sum(r["n_groups_90"] for r in per_head.values()) / len(heads),
-        "largest_group": max(r["largest_group"] for r in per_head.values()),
-        "mean_abs_cos": first["mean_abs_cos"],
-    }
-    meta = {"hooks": [], "weights_read": [f"blocks.{layer}.attn.W_Q"], "layer": layer, "heads": list(heads), **cfg.to_dict()}
+    headline, summary = headline_of(per_head)
+    meta = {"hooks": [], "weights_read": [f"blocks.{layer}.attn.W_Q"], "layer": layer, "heads": list(heads),
+            "headline_summary": summary, **cfg.to_dict()}
     return Result(NAME, {"heads": per_head}, headline, meta, draw=_figure)
 
 
@@ -118,10 +146,16 @@ def _figure(result: Result):
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    heads = list(result.numbers["heads"])
-    fig = make_subplots(rows=1, cols=len(heads), subplot_titles=[f"head {h}: {result.numbers['heads'][h]['n_groups_90']} groups cover 90%" for h in heads])
+    per_head = result.numbers["heads"]
+    heads = list(per_head)
+
+    def title(h):
+        r = per_head[h]
+        return f"head {h}: {r['n_groups_90']} groups cover 90%" if r["n_groups_90"] is not None else f"head {h}: {r['reason']}"
+
+    fig = make_subplots(rows=1, cols=len(heads), subplot_titles=[title(h) for h in heads])
     for i, h in enumerate(heads, start=1):
-        fig.add_trace(go.Heatmap(z=result.numbers["heads"][h]["cos"], zmin=-1, zmax=1, colorscale="RdBu_r", showscale=i == 1,
+        fig.add_trace(go.Heatmap(z=per_head[h]["cos"] or [[None]], zmin=-1, zmax=1, colorscale="RdBu_r", showscale=i == 1,
                                  colorbar=dict(title="cos")), 1, i)
     fig.update_xaxes(title_text="W_Q neuron (grouped)")
     fig.update_yaxes(title_text="W_Q neuron (grouped)", autorange="reversed")

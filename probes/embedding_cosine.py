@@ -4,11 +4,14 @@ The companion paper (Yao et al., ICML 2025) reads the reasoning bias of small in
 the embedding space: tokens of a reasoning task (PrOntoQA) end far less alike (mean cosine 0.123)
 than tokens of a memory task (TinyStories, 0.531). This probe computes, for every token group, the
 mean cosine over all pairs of distinct tokens of the group (rows of ``W_E``), the mean cosine across
-each two groups, and — with the run's ``step{N}`` snapshots — the same numbers at every snapshot.
+each two groups (in float64), and — with the run's ``step{N}`` snapshots — the same numbers at every snapshot.
 
 Groups: ``groups = "auto"`` takes the task's own (``task.token_groups()``: reasoning vs memory
 anchors, anchors vs items, input vs output words); or spell them out:
 ``groups = "reasoning:1,2,3,4;memory:5,6,7,8"``.
+
+A cosine with a zero (or NaN/inf) embedding is undefined: a group holding such a token gets ``null``
+and ``numbers.undefined`` names the tokens — never 0.0.
 """
 
 from __future__ import annotations
@@ -62,31 +65,50 @@ def parse_groups(spec: str, task, d_vocab: int) -> dict[str, list[int]]:
     return groups
 
 
-def mean_cosines(W_E: torch.Tensor, groups: dict[str, list[int]]) -> dict[str, float | None]:
-    """``{group: mean cosine over distinct pairs, "a × b": mean cosine across groups}``."""
-    unit = torch.nn.functional.normalize(W_E.detach().double(), dim=-1)
-    out = {}
+def undefined_tokens(W_E: torch.Tensor, ids: list[int]) -> list[int]:
+    """Tokens whose embedding has no direction: a zero row, or one holding NaN/inf."""
+    rows = W_E[ids].double()
+    bad = ~torch.isfinite(rows).all(dim=-1) | (rows.abs().sum(dim=-1) == 0)
+    return [i for i, b in zip(ids, bad.tolist()) if b]
+
+
+def mean_cosines(W_E: torch.Tensor, groups: dict[str, list[int]]) -> tuple[dict[str, float | None], dict[str, str]]:
+    """``{group: mean cosine over distinct pairs, "a × b": mean cosine across groups}`` and, for every
+    entry that is ``None``, the reason. A cosine with a zero or non-finite embedding is undefined, so
+    an entry whose tokens include one is ``None`` (never 0.0)."""
+    W = W_E.detach().double()
+    unit = torch.nn.functional.normalize(W, dim=-1)
+    undefined = {name: undefined_tokens(W, ids) for name, ids in groups.items()}
+    out, reasons = {}, {}
+
+    def undefined_in(*names):
+        tokens = sorted({t for n in names for t in undefined[n]})
+        return f"tokens {tokens[:8]}{' …' if len(tokens) > 8 else ''} have a zero or non-finite embedding: cosine undefined" if tokens else None
+
     for name, ids in groups.items():
+        n = len(ids)
         g = unit[ids]
         sims = g @ g.T
-        n = len(ids)
         out[name] = finite((sims.sum() - sims.diagonal().sum()) / (n * (n - 1)))
+        reasons[name] = undefined_in(name)
     for (a, ia), (b, ib) in itertools.combinations(groups.items(), 2):
         out[f"{a} × {b}"] = finite((unit[ia] @ unit[ib].T).mean())
-    return out
+        reasons[f"{a} × {b}"] = undefined_in(a, b)
+    out = {k: (None if reasons[k] else v) for k, v in out.items()}
+    return out, {k: r for k, r in reasons.items() if r}
 
 
 def run(model, task, cfg: Config = Config(), snapshots=None) -> Result:
     if cfg.evolution == "on" and not snapshots:
         raise ProbeError("embedding_cosine with evolution=on needs the run's step snapshots; this target has none")
-    W_E = model.embed.W_E.detach().float()
+    W_E = model.embed.W_E.detach()
     groups = parse_groups(cfg.groups, task, W_E.shape[0])
-    final = mean_cosines(W_E, groups)
+    final, undefined = mean_cosines(W_E, groups)
     evolution = None
     if snapshots and cfg.evolution != "off":
         steps = sorted(snapshots)
-        evolution = {"steps": steps, "cosines": [mean_cosines(snapshots[s]()["embed.W_E"].float(), groups) for s in steps]}
-    numbers = {"groups": {k: len(v) for k, v in groups.items()}, "mean_cosine": final, "evolution": evolution}
+        evolution = {"steps": steps, "cosines": [mean_cosines(snapshots[s]()["embed.W_E"], groups)[0] for s in steps]}
+    numbers = {"groups": {k: len(v) for k, v in groups.items()}, "mean_cosine": final, "undefined": undefined, "evolution": evolution}
     meta = {"hooks": [], "weights_read": ["embed.W_E"], "tokens": groups, **cfg.to_dict()}
     return Result(NAME, numbers, {"mean_cosine": final}, meta, draw=_figure)
 

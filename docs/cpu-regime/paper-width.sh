@@ -4,12 +4,14 @@
 # Niced (19) so foreground work keeps its speed. Resumable: rerun this script in a later session and each run continues from its resume state
 # (saved every 37 steps, ~2.5 min at 4 s/step). The run folders live in docs/ so their config,
 # metrics and resume state are committed between sessions (snapshots are not; see .gitignore).
-# usage: bash docs/cpu-regime/paper-width.sh        (log: docs/cpu-regime/logs/paper-width-g*.log)
+# usage: bash docs/cpu-regime/paper-width.sh [GAMMA ...]   (default: 0.8 0.5, one after the other;
+#        give one γ per call to run them side by side; log: docs/cpu-regime/logs/paper-width-g*.log)
 set -uo pipefail
 echo 19 > /proc/self/autogroup 2>/dev/null || true  # background priority also across autogroups (setsid)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$root/docs/cpu-regime/logs"
-for g in 0.8 0.5; do
+gammas=("$@"); [ ${#gammas[@]} -gt 0 ] || gammas=(0.8 0.5)
+for g in "${gammas[@]}"; do
   out="$root/docs/cpu-regime/paper-width/g$g"
   log="$root/docs/cpu-regime/logs/paper-width-g$g.log"
   [ -f "$out/model.safetensors" ] && continue

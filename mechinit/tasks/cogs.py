@@ -10,19 +10,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from mechinit.config import ConfigError
-from mechinit.tasks.datafiles import DataDirOptions, data_file
+from mechinit.tasks.datafiles import DataDirOptions, data_file, data_lines
 from mechinit.tasks.sequence import Example, SequenceTask
 
 
 def read_cogs(path: Path) -> list[Example]:
     out = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, line in data_lines(path):
         cols = line.split("\t")
         if len(cols) != 3:
             raise ConfigError(f"{path}:{number} has {len(cols)} tab-separated columns; COGS rows have 3")
-        out.append((tuple(cols[0].split()), tuple(cols[1].split())))
+        sentence, form = cols[0].split(), cols[1].split()
+        if not sentence or not form:
+            raise ConfigError(f"{path}:{number} has an empty {'sentence' if not sentence else 'logical form'}")
+        out.append((tuple(sentence), tuple(form)))
     return out
 
 
@@ -31,9 +32,10 @@ class CogsTask(SequenceTask):
     Options = DataDirOptions
 
     def load(self):
-        train = read_cogs(data_file(self.cfg, "train.tsv"))
-        sets = {"test": read_cogs(data_file(self.cfg, "test.tsv"))}
+        train_file, test_file = data_file(self.cfg, "train.tsv"), data_file(self.cfg, "test.tsv")
         gen = data_file(self.cfg, "gen.tsv", required=False)
+        self.files = (train_file, test_file) + ((gen,) if gen is not None else ())
+        sets = {"test": read_cogs(test_file)}
         if gen is not None:
             sets["gen"] = read_cogs(gen)
-        return train, sets
+        return read_cogs(train_file), sets

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mechinit.config import ConfigError
-from mechinit.tasks.datafiles import DataDirOptions, data_file
+from mechinit.tasks.datafiles import DataDirOptions, data_file, data_lines
 from mechinit.tasks.sequence import Example, SequenceTask
 
 SPLITS = ("addprim_turn_left", "addprim_jump", "simple", "length", "template_around_right", "template_jump_around_right",
@@ -41,14 +41,17 @@ class ScanOptions(DataDirOptions):
 
 
 def read_scan(path: Path) -> list[Example]:
+    """The examples of a SCAN file; a line that is not ``IN: <command> OUT: <actions>`` with one
+    ``OUT:``, a non-empty command and non-empty actions is a :class:`ConfigError` naming the line."""
     out = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        if not line.startswith("IN: ") or " OUT: " not in line:
-            raise ConfigError(f"{path}:{number} is not a SCAN line ('IN: ... OUT: ...')")
-        command, actions = line[4:].split(" OUT: ", 1)
-        out.append((tuple(command.split()), tuple(actions.split())))
+    for number, line in data_lines(path):
+        if not line.startswith("IN: ") or line.count(" OUT: ") != 1:
+            found = "two ' OUT: '" if line.count(" OUT: ") > 1 else "not 'IN: <command> OUT: <actions>'"
+            raise ConfigError(f"{path}:{number} is not a SCAN line ({found})")
+        command, actions = (part.split() for part in line[4:].split(" OUT: "))
+        if not command or not actions:
+            raise ConfigError(f"{path}:{number} is not a SCAN line (an empty {'command' if not command else 'action sequence'})")
+        out.append((tuple(command), tuple(actions)))
     return out
 
 
@@ -58,5 +61,5 @@ class ScanTask(SequenceTask):
 
     def load(self):
         split = self.cfg.options.split or "addprim_turn_left"
-        self.files = [data_file(self.cfg, f"tasks_{part}_{split}.txt") for part in ("train", "test")]
+        self.files = tuple(data_file(self.cfg, f"tasks_{part}_{split}.txt") for part in ("train", "test"))
         return read_scan(self.files[0]), {"test": read_scan(self.files[1])}

@@ -8,13 +8,15 @@ the answer) and scores exact match of the words up to ``<eos>``, plus the teache
 
 The :class:`Tokenizer` is word level, built from the training examples only (words first met in an
 evaluation set become ``<unk>``); it is saved with the run as ``data.json``. A subclass supplies
-``load() -> (train examples, {eval set: examples})`` and may fix its vocabulary.
+``load() -> (train examples, {eval set: examples})`` (setting ``files`` to the files it read) and may
+fix its vocabulary.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Callable
 
 import torch
@@ -65,6 +67,7 @@ class SequenceTask:
     target_positions = "all"  # the loss reads every output position (see mechinit.train)
     headline_set = "test"  # the eval set named in progress bars and the model card
     fixed_words: tuple[str, ...] = ()
+    files: tuple[Path, ...] = ()  # the data files load() read (recorded in data.json by name, size and sha256)
 
     def __init__(self, cfg: TaskConfig, model_cfg: ModelConfig):
         self.cfg, self.model_cfg = cfg, model_cfg
@@ -91,8 +94,11 @@ class SequenceTask:
 
     def artifacts(self) -> dict:
         """What the run folder keeps in ``data.json``: the tokenizer and the data actually used."""
+        from mechinit.tasks.datafiles import file_record
+
         return {"tokenizer": self.tokenizer.to_dict(), "n_train": self.n_train, "max_len": self.max_len,
-                "eval_sets": {k: len(v) for k, v in self.eval_sets().items()}}
+                "eval_sets": {k: len(v) for k, v in self.eval_sets().items()},
+                "files": [file_record(p) for p in self.files]}
 
     def token_groups(self) -> dict[str, list[int]]:
         """Token ids of the words met in training inputs and in training outputs (for

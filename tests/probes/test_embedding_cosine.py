@@ -1,5 +1,7 @@
 """embedding_cosine on planted embeddings, and which probes apply to which tasks."""
 
+import json
+
 import pytest
 import torch
 
@@ -65,3 +67,20 @@ def test_anchor_probes_refuse_other_tasks_and_attention_probes_refuse_emb_mlp():
     assert set(spectrum.numbers["weights"]) == {"embed.W_E", "unembed.W_U", "mlp.W_in", "mlp.W_out"}
     cos = probes.run("embedding_cosine", emb_mlp, task)
     assert set(cos.numbers["mean_cosine"]) == {"reasoning anchors", "memory anchors", "reasoning anchors × memory anchors"}
+
+
+@pytest.mark.parametrize("bad", [0.0, float("nan")])
+def test_a_zero_or_non_finite_embedding_gives_null_never_zero(bad):
+    cfg = build_cfg()
+    model, task = planted(cfg), make_task(cfg)
+    with torch.no_grad():
+        model.embed.W_E[22] = bad  # items 20-23 were orthonormal (mean cosine 0.0): now one has no direction
+    result = probes.run("embedding_cosine", model, task, groups="anchors:1,2,3,4;items:20,21,22,23")
+    cos = result.numbers["mean_cosine"]
+    assert cos["anchors"] == pytest.approx(1.0)  # untouched group keeps its number
+    assert cos["items"] is None and cos["anchors × items"] is None
+    assert result.numbers["undefined"] == {
+        "items": "tokens [22] have a zero or non-finite embedding: cosine undefined",
+        "anchors × items": "tokens [22] have a zero or non-finite embedding: cosine undefined"}
+    assert json.loads(json.dumps(result.to_dict()))["headline"]["mean_cosine"]["items"] is None
+    assert result.figure().data

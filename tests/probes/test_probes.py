@@ -83,6 +83,53 @@ def test_planted_groups_of_known_sizes(task):
     assert r.headline["n_groups_90"] == 3  # 9+5 = 14/16 = 87.5% < 90%
 
 
+def test_multi_head_headline_is_per_head_plus_the_mean_over_heads(task):
+    model = _model(n_heads=4, d_head=8)  # d_model 32
+    d_model, d_head = 32, 8
+    basis = torch.eye(d_model)
+    with torch.no_grad():
+        W_Q = model.blocks[0].attn.W_Q  # [head_index d_model d_head]
+        W_Q[0] = basis[:, :1].repeat(1, d_head) * torch.linspace(1, 2, d_head)  # one group of 8
+        W_Q[1] = basis[:, :d_head] * 2.0  # 8 orthogonal neurons: 8 groups, 90% needs ceil(7.2) = 8
+        W_Q[2] = torch.cat([basis[:, :1].repeat(1, 4), basis[:, 1:2].repeat(1, 4)], 1)  # two groups of 4
+        W_Q[3] = 0.0  # no cosines: null with a reason, left out of the mean
+    r = probes.run("condensation", model, task)
+    h = r.headline
+    assert [h[f"head{i}.n_groups_90"] for i in range(4)] == [1, 8, 2, None]
+    assert [h[f"head{i}.largest_group"] for i in range(4)] == [8, 1, 4, None]
+    assert h["head0.mean_abs_cos"] == pytest.approx(1.0) and h["head1.mean_abs_cos"] == pytest.approx(0.0)
+    assert h["head2.mean_abs_cos"] == pytest.approx(3 / 7)  # each neuron: 3 of its 7 others at |cos| 1
+    assert h["n_groups_90"] == pytest.approx((1 + 8 + 2) / 3) and h["largest_group"] == pytest.approx((8 + 1 + 4) / 3)
+    assert h["mean_abs_cos"] == pytest.approx((1 + 0 + 3 / 7) / 3)
+    assert r.numbers["heads"]["3"]["reason"].startswith("every W_Q neuron is the zero vector")
+    assert r.meta["headline_summary"] == "mean over heads ['0', '1', '2'] (heads without numbers are left out)"
+    assert r.figure().data
+
+
+def test_condensation_norms_do_not_overflow_near_the_float32_limit(task):
+    model = _model()
+    with torch.no_grad():
+        torch.manual_seed(0)
+        W = torch.randn(model.cfg.d_model, model.cfg.d_head)
+        model.blocks[0].attn.W_Q[0] = W
+        small = probes.run("condensation", model, task).headline
+        model.blocks[0].attn.W_Q[0] = W * 4e35  # squared norms ~1e72 overflow float32
+        big = probes.run("condensation", model, task).headline
+    assert small["mean_abs_cos"] > 0.05
+    assert big == {k: pytest.approx(v, rel=1e-5) for k, v in small.items()}
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_condensation_of_non_finite_weights_is_null_with_a_reason(task, bad):
+    model = _model()
+    with torch.no_grad():
+        model.blocks[0].attn.W_Q[0, 3, 2] = bad
+    r = probes.run("condensation", model, task)
+    assert r.headline == {"n_groups_90": None, "largest_group": None, "mean_abs_cos": None}
+    assert "NaN or inf" in r.numbers["heads"]["0"]["reason"]
+    assert r.figure().data
+
+
 # ---------------------------------------------------------------- embedding spectrum
 def _rank2_embedding(model, scale=1.0):
     angles = torch.arange(80) * 2 * math.pi / 80

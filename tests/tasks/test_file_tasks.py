@@ -139,3 +139,102 @@ def test_every_task_trains_through_the_cli(name, sets, tmp_path, shared_data, ca
     rows = runs.read_metrics(tmp_path / "run")
     assert rows[-1]["step"] == 16 and rows[-1]["train_loss"] < rows[1]["train_loss"] * 1.05
     assert rows[-1]["headline"] is not None and "verdict" in capsys.readouterr().out
+
+
+def _scan_copy(shared_data, folder, n_train=400, n_test=60):
+    folder.mkdir()
+    for part, n in (("train", n_train), ("test", n_test)):
+        lines = (shared_data / "scan" / f"tasks_{part}_simple.txt").read_text().splitlines(keepends=True)[:n]
+        (folder / f"tasks_{part}_simple.txt").write_text("".join(lines))
+    return folder
+
+
+def test_data_json_records_the_files_and_probes_and_resume_refuse_changed_ones(tmp_path, shared_data, monkeypatch, capsys):
+    import hashlib
+
+    import mechinit.resume as resume_module
+    from mechinit import runs
+    from mechinit.cli import main
+
+    data = _scan_copy(shared_data, tmp_path / "scan")
+    cfg = scan_cfg(tmp_path, **{"task.split": "simple", "task.n_train": 400, "task.n_eval": 20, "task.n_eval_train": 20,
+                                "train.batch_size": 64, "train.epochs": 3, "train.resume_every": 7, "train.threads": 1})
+    original = resume_module.save
+
+    def save_then_die(out, model, opt, c, step, *args):
+        original(out, model, opt, c, step, *args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(resume_module, "save", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, tmp_path / "run", quiet=True)
+    monkeypatch.setattr(resume_module, "save", original)
+    run = tmp_path / "run"
+    files = runs.read_json(run / "data.json")["files"]
+    test_file = data / "tasks_test_simple.txt"
+    assert files == [{"name": p.name, "bytes": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+                     for p in (data / "tasks_train_simple.txt", test_file)]
+
+    good = test_file.read_bytes()
+    edited = good.replace(b" I_WALK", b" I_LOOK", 1)  # one example's answer edited, same size
+    assert edited != good and len(edited) == len(good)
+    test_file.write_bytes(edited)
+    step0 = str(run / "checkpoints" / "step0.safetensors")
+    for argv in (["train", "--resume", str(run), "--quiet"], ["probe", step0, "--out", str(tmp_path / "probe"), "--quiet"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "tasks_test_simple.txt is not the file the run was trained on" in err, err
+    assert not (tmp_path / "probe").exists()
+    test_file.unlink()
+    assert main(["probe", step0, "--out", str(tmp_path / "probe"), "--quiet"]) == 2
+    assert "tasks_test_simple.txt not found" in capsys.readouterr().err
+    test_file.write_bytes(good)
+    assert main(["probe", step0, "--out", str(tmp_path / "probe"), "--quiet"]) == 0
+    assert main(["train", "--resume", str(run), "--quiet"]) == 0
+
+
+def test_a_data_json_without_files_still_checks_the_tokenizer(tmp_path, shared_data):
+    from mechinit import runs
+    from mechinit.tasks.datafiles import check_same_data
+
+    data = _scan_copy(shared_data, tmp_path / "scan")
+    cfg = scan_cfg(tmp_path, **{"task.split": "simple", "task.n_train": 400})
+    task = make_task(cfg)
+    old = {k: v for k, v in task.artifacts().items() if k != "files"}  # a run from before data.json had files
+    (tmp_path / "run").mkdir()
+    runs.write_json(tmp_path / "run" / "data.json", old)
+    check_same_data(task, tmp_path / "run")
+    old["tokenizer"]["words"] = old["tokenizer"]["words"][:-1]
+    runs.write_json(tmp_path / "run" / "data.json", old)
+    with pytest.raises(ConfigError, match=r"the data give another tokenizer than the run recorded"):
+        check_same_data(task, tmp_path / "run")
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"IN:  OUT: I_WALK\n", r"x.txt:1 is not a SCAN line \(an empty command\)"),
+    (b"IN: walk OUT: I_WALK\nIN: walk OUT: \n", r"x.txt:2 is not a SCAN line \(an empty action sequence\)"),
+    (b"IN: walk OUT: I_WALK OUT: I_RUN\n", r"x.txt:1 is not a SCAN line \(two ' OUT: '\)"),
+    (b"IN: walk OUT: I_WALK\nIN: wa\x00lk OUT: I_WALK\n", r"x.txt:2 holds the control character '\\x00'"),
+    (b"IN: walk OUT: I_WALK\n\xff\xfe\n", r"x.txt:2 is not UTF-8 text \(byte 0xff\)"),
+    (b"walk OUT: I_WALK\n", r"x.txt:1 is not a SCAN line \(not 'IN: <command> OUT: <actions>'\)"),
+])
+def test_odd_scan_lines_are_refused_naming_the_line(tmp_path, content, message):
+    from mechinit.tasks.scan import read_scan
+
+    path = tmp_path / "x.txt"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError, match=message):
+        read_scan(path)
+
+
+def test_a_byte_order_mark_and_crlf_line_ends_read_as_plain_lines(tmp_path):
+    from mechinit.tasks.cogs import read_cogs
+    from mechinit.tasks.scan import read_scan
+
+    (tmp_path / "s.txt").write_bytes(b"\xef\xbb\xbfIN: jump twice OUT: I_JUMP I_JUMP\r\n\r\nIN: walk OUT: I_WALK\r\n")
+    assert read_scan(tmp_path / "s.txt") == [(("jump", "twice"), ("I_JUMP", "I_JUMP")), (("walk",), ("I_WALK",))]
+    (tmp_path / "c.tsv").write_bytes(b"\xef\xbb\xbfA cat ran .\tcat ( x _ 1 )\tin_distribution\n")
+    assert read_cogs(tmp_path / "c.tsv") == [(("A", "cat", "ran", "."), ("cat", "(", "x", "_", "1", ")"))]
+    (tmp_path / "c.tsv").write_bytes(b"A cat ran .\t \tin_distribution\n")
+    with pytest.raises(ConfigError, match=r"c.tsv:1 has an empty logical form"):
+        read_cogs(tmp_path / "c.tsv")

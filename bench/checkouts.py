@@ -4,7 +4,9 @@ Each round runs, in fresh subprocesses and alternating (A B A B ...), so machine
 alike: a whole ``train()`` of ``--preset`` for ``--steps`` steps (data, evaluations, snapshots,
 metrics, resume points, card) and a ``train_ensemble`` of ``--k`` members of that shape for the same
 steps. Reported: the median wall time of each, and the ratio this checkout / the other (< 1: this
-checkout is faster). Start-up (imports) is outside the timed part.
+checkout is faster); and the training steps alone — the samples/s the runs record in their metrics
+rows, which leave out evaluation (at the small presets, evaluation is most of the wall time, so the
+wall-time ratio mostly compares evaluations). Start-up (imports) is outside the timed part.
 
 usage: python bench/checkouts.py --before /path/to/other/checkout [--preset small-init] [--steps 200] [--k 4] [--rounds 5]
 (make the other checkout with ``git worktree add /tmp/before <commit>``)
@@ -36,20 +38,25 @@ with tempfile.TemporaryDirectory() as tmp:
     if kind == "solo":
         cfg = preset(name).with_overrides(sets)
         t = time.perf_counter(); train(cfg, Path(tmp) / "run", quiet=True); dt = time.perf_counter() - t
+        folders = [Path(tmp) / "run"]
     else:
         cfgs = [preset(name).with_overrides({**sets, "train.seed": str(s)}) for s in range(k)]
-        t = time.perf_counter(); train_ensemble(cfgs, [Path(tmp) / f"m{s}" for s in range(k)], quiet=True); dt = time.perf_counter() - t
-print(json.dumps({"seconds": dt}))
+        folders = [Path(tmp) / f"m{s}" for s in range(k)]
+        t = time.perf_counter(); train_ensemble(cfgs, folders, quiet=True); dt = time.perf_counter() - t
+    rows = [json.loads(line) for line in (folders[0] / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    batch = preset(name).train.batch_size  # samples_per_s = steps since the last evaluation x batch / their seconds
+    train_s = sum((r["step"] - p["step"]) * batch / r["samples_per_s"] for p, r in zip(rows, rows[1:]) if r.get("samples_per_s"))
+print(json.dumps({"seconds": dt, "train_seconds": train_s}))
 """
 
 
-def timed(checkout: Path, kind: str, args) -> float:
+def timed(checkout: Path, kind: str, args) -> dict:
     env = {**os.environ, "PYTHONPATH": str(checkout), "OMP_NUM_THREADS": str(args.threads)}
     done = subprocess.run([sys.executable, "-c", CHILD, kind, args.preset, str(args.steps), str(args.k), str(args.threads)],
                           capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
     if done.returncode != 0:
         raise SystemExit(f"{checkout} {kind} failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])["seconds"]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -70,8 +77,10 @@ def main() -> None:
     print(f"{args.preset}, {args.steps} steps, {args.threads} thread(s), ensemble K={args.k}, {args.rounds} rounds (median s)")
     print("| | this checkout | before | this / before |\n|---|---:|---:|---:|")
     for kind in ("solo", "ensemble"):
-        a, b = statistics.median(times[("this", kind)]), statistics.median(times[("before", kind)])
-        print(f"| {kind} | {a:.2f} | {b:.2f} | {a / b:.3f} |")
+        for key, label in (("seconds", "wall"), ("train_seconds", "training steps only")):
+            a = statistics.median(t[key] for t in times[("this", kind)])
+            b = statistics.median(t[key] for t in times[("before", kind)])
+            print(f"| {kind}, {label} | {a:.2f} | {b:.2f} | {a / b:.3f} |")
 
 
 if __name__ == "__main__":

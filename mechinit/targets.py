@@ -6,6 +6,7 @@ files; the zoo resolves ids to folders and then uses :func:`target_from_folder`.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -18,6 +19,7 @@ from mechinit.config import RunConfig
 from mechinit.model import build_model, to_device
 from mechinit.tasks import make_task
 from mechinit.tasks.datafiles import check_same_data
+from mechinit.tasks.vocabulary import vocabulary_of
 
 
 @dataclass
@@ -37,20 +39,20 @@ class Target:
         return task
 
     def summary(self) -> dict:
-        """What a report shows first about this model: its axes and its final numbers (from the
-        run's metrics row, or a fresh evaluation when it has none). Missing values are ``None``."""
+        """What a report shows first about this model: its axes, its step and headline, and the rows
+        its task's vocabulary adds (``rows``, e.g. held-out verdicts), from the run's metrics row for
+        these weights or a fresh evaluation where it has none. Missing values are ``None``."""
         m, row = self.cfg.model, self.metrics
-        if row is None and hasattr(self.task, "evaluate") and self.cfg.task.name == "anchor":
-            from mechinit.fastpath import last_logits
+        if row is None:
+            from mechinit.train import model_logits
 
+            task = self.task
             with torch.no_grad():
-                row = self.task.evaluate(lambda t: last_logits(self.model, t), str(next(self.model.parameters()).device))
-        row = row or {}
-        held_out = {name: {k: rec.get(k) for k in ("inferential", "symmetric", "label")}
-                    for name, rec in (row.get("pairs") or {}).items() if not rec.get("seen")}
-        return {"gamma": self.cfg.init.gamma, "n_layers": m.n_layers, "d_model": m.d_model, "norm": m.norm,
-                "seed": self.cfg.train.seed, "step": row.get("step"), "seen_test_acc": row.get("seen_test_acc"),
-                "headline": row.get("headline"), "held_out": held_out}
+                logits = model_logits(self.model, contextlib.nullcontext(), task.target_positions)
+                row = task.evaluate(logits, str(next(self.model.parameters()).device))
+        return {"task": self.cfg.task.name, "gamma": self.cfg.init.gamma, "n_layers": m.n_layers, "d_model": m.d_model,
+                "norm": m.norm, "seed": self.cfg.train.seed, "step": row.get("step"), "headline": row.get("headline"),
+                "rows": vocabulary_of(self.cfg.task.name).model_rows(row)}
 
 
 def snapshot_loaders(folder: Path) -> dict[int, Callable[[], dict[str, torch.Tensor]]]:

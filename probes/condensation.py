@@ -120,10 +120,11 @@ def headline_of(per_head: dict[str, dict]) -> tuple[dict, str]:
     if len(per_head) == 1:
         (h, only), = per_head.items()
         return {k: only[k] for k in HEADLINE_KEYS}, f"head {h} alone"
-    out = {f"head{h}.{k}": r[k] for h, r in per_head.items() for k in HEADLINE_KEYS}
-    for k in HEADLINE_KEYS:
+    out = {}
+    for k in HEADLINE_KEYS:  # the summary first, then each head
         values = [r[k] for r in per_head.values() if r[k] is not None]
         out[k] = sum(values) / len(values) if values else None
+    out.update({f"head{h}.{k}": r[k] for h, r in per_head.items() for k in HEADLINE_KEYS})
     counted = [h for h, r in per_head.items() if r["n_groups_90"] is not None]
     return out, f"mean over heads {counted} (heads without numbers are left out)" if counted else "no head has numbers"
 
@@ -159,6 +160,7 @@ def _figure(result: Result):
                                  colorbar=dict(title="cos")), 1, i)
     fig.update_xaxes(title_text="W_Q neuron (grouped)")
     fig.update_yaxes(title_text="W_Q neuron (grouped)", autorange="reversed")
-    fig.update_layout(title=f"W_Q neuron cosine similarity, block {result.meta['layer']} (grouped at |cos| > {result.meta['threshold']})",
+    summary = f"; headline numbers: {result.meta['headline_summary']}" if len(heads) > 1 else ""
+    fig.update_layout(title=f"W_Q neuron cosine similarity, block {result.meta['layer']} (grouped at |cos| > {result.meta['threshold']}){summary}",
                       height=520)
     return fig

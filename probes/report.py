@@ -1,10 +1,11 @@
 """One self-contained HTML report (plotly.js embedded once) and ``results.json`` for a probe run.
 
-The page opens with the table a researcher reads first: per model its γ, depth, width, seed,
-seen-pair accuracy, each held-out pair's verdict with both accuracies, and every probe's headline
-numbers (3 significant digits). Below it, one section per probe with the models side by side when
-the window is wide enough for both (two columns of at least 900 px), else one under the other.
-Every figure is drawn at the width of its column (plotly ``responsive``) and at its own height.
+The page opens with the table a researcher reads first: per model its task, γ, depth, width, seed,
+step and the rows its task's vocabulary adds (by default the headline; the anchor task: seen-pair
+accuracy, each held-out pair's verdict with both accuracies), then every probe's headline numbers
+(3 significant digits). Below it, one section per probe with the models side by side when the
+window is wide enough for both (two columns of at least 900 px), else one under the other. Every
+figure is drawn at the width of its column (plotly ``responsive``) and at its own height.
 """
 
 from __future__ import annotations
@@ -23,10 +24,6 @@ def results_json(results: dict[str, dict[str, Result]]) -> dict:
     return {target: {name: r.to_dict() for name, r in by_probe.items()} for target, by_probe in results.items()}
 
 
-def _held_out_text(rec: dict) -> str:
-    return f"{rec.get('label')} (inferential {sig3(rec.get('inferential'))}, symmetric {sig3(rec.get('symmetric'))})"
-
-
 def summary_table(results: dict[str, dict[str, Result]], summaries: dict[str, dict] | None) -> str:
     """Models as columns; their axes and verdicts first, then each probe's headline numbers."""
     targets = list(results)
@@ -39,13 +36,14 @@ def summary_table(results: dict[str, dict[str, Result]], summaries: dict[str, di
     if summaries:
         rows.append(f"<tr class='group'><td colspan='{len(targets) + 1}'>model</td></tr>")
         s = [summaries.get(t, {}) for t in targets]
+        row("task", [str(x.get("task")) for x in s], numeric=False)
         for key, label in (("gamma", "γ"), ("n_layers", "layers"), ("d_model", "d_model"), ("norm", "block"), ("seed", "seed"),
-                           ("step", "step"), ("seen_test_acc", "seen-pair test accuracy")):
+                           ("step", "step")):
             row(label, [sig3(x.get(key)) for x in s])
-        pairs = sorted({p for x in s for p in x.get("held_out", {})})
-        for pair in pairs:
-            row(f"({pair}) held out: verdict", [_held_out_text(x["held_out"][pair]) if pair in x.get("held_out", {}) else "null" for x in s],
-                numeric=False)
+        labels = list(dict.fromkeys(label for x in s for label in x.get("rows", {})))  # first-seen order over the models
+        for label in labels:
+            values = [x.get("rows", {}).get(label) for x in s]
+            row(label, [v if isinstance(v, str) else sig3(v) for v in values], numeric=not any(isinstance(v, str) for v in values))
     for probe in results[targets[0]]:
         rows.append(f"<tr class='group'><td colspan='{len(targets) + 1}'>{html.escape(probe)}</td></tr>")
         for key in results[targets[0]][probe].headline:

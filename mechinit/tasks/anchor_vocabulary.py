@@ -48,6 +48,14 @@ class AnchorVocabulary(Vocabulary):
         lines += [f"| ({name}) | {fmt(rec['inferential'], '.4g')} | {fmt(rec['symmetric'], '.4g')} | {rec['label']} |" for name, rec in unseen]
         return lines + [""]
 
+    def model_rows(self, row: dict) -> dict[str, float | str | None]:
+        out = {"seen-pair test accuracy": row.get("seen_test_acc")}
+        for name, rec in sorted((row.get("pairs") or {}).items()):
+            if not rec.get("seen"):
+                out[f"({name}) held out: verdict"] = (f"{rec.get('label')} (inferential {fmt(rec.get('inferential'), '.3g')}, "
+                                                      f"symmetric {fmt(rec.get('symmetric'), '.3g')})")
+        return out
+
     def index_row(self, task_options: dict, row: dict) -> dict:
         pair = row.get("pairs", {}).get(HELD_OUT, {})
         return {"variant": task_options.get("variant"), "seen_test_acc": row.get("seen_test_acc"),

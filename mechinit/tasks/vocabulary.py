@@ -63,6 +63,11 @@ class Vocabulary:
         """Markdown lines for the model card, after the headline."""
         return []
 
+    def model_rows(self, row: dict) -> dict[str, float | str | None]:
+        """Rows of the probe report's model table after the model's axes (label -> a number, a text,
+        or ``None`` for missing), from its metrics row."""
+        return {"headline": row.get("headline")}
+
     def index_row(self, task_options: dict, row: dict) -> dict:
         """Zoo index columns of an entry, from its task options (``config.json``'s ``task``) and
         its last metrics row."""

@@ -19,7 +19,8 @@ from mechinit.tasks import TASKS, register
 from mechinit.tasks.vocabulary import DEFAULT, vocabulary_of
 
 ROOT = Path(__file__).resolve().parents[2]
-GENERIC_MODULES = ["mechinit/cli.py", "mechinit/card.py", "mechinit/sweep.py", "mechinit/sweep_report.py", *sorted(
+GENERIC_MODULES = ["mechinit/cli.py", "mechinit/card.py", "mechinit/sweep.py", "mechinit/sweep_report.py", "mechinit/targets.py",
+                   "probes/report.py", *sorted(
     str(p.relative_to(ROOT)) for p in (ROOT / "zoo").glob("*.py"))]
 
 

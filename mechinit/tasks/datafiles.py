@@ -81,10 +81,13 @@ def check_same_data(task, folder: Path) -> None:
     data_dir = getattr(task.cfg.options, "data_dir", None)
     where = f"task {task.cfg.name}" + (f" (task.data_dir {data_dir})" if data_dir else "")
     current = {f["name"]: f for f in now.get("files", [])}
-    for rec in recorded.get("files") or []:
-        cur = current.get(rec.get("name"))
+    files = recorded.get("files") or []
+    if not isinstance(files, list) or not all(isinstance(r, dict) and isinstance(r.get("name"), str) for r in files):
+        raise ConfigError(f"{path}: 'files' is not a list of {{name, bytes, sha256}} records")
+    for rec in files:
+        cur = current.get(rec["name"])
         if cur is None:
-            raise ConfigError(f"{where}: the run was trained on {rec.get('name')}, which this task does not read")
+            raise ConfigError(f"{where}: the run was trained on {rec['name']}, which this task does not read")
         if (cur["bytes"], cur["sha256"]) != (rec.get("bytes"), rec.get("sha256")):
             raise ConfigError(f"{where}: {rec['name']} is not the file the run was trained on "
                               f"(sha256 {str(rec.get('sha256'))[:12]}…, {rec.get('bytes')} bytes in {path}; now {cur['sha256'][:12]}…, {cur['bytes']} bytes)")

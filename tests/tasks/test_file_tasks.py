@@ -246,3 +246,20 @@ def test_a_byte_order_mark_and_crlf_line_ends_read_as_plain_lines(tmp_path):
     (tmp_path / "c.tsv").write_bytes(b"A cat ran .\t \tin_distribution\n")
     with pytest.raises(ConfigError, match=r"c.tsv:1 has an empty logical form"):
         read_cogs(tmp_path / "c.tsv")
+
+
+@pytest.mark.parametrize("record, message", [
+    ([1, 2], "is not a data record"),
+    ({"files": ["tasks_train_simple.txt"]}, "'files' is not a list of"),
+    ({"files": [{"name": "tasks_dev_simple.txt", "bytes": 1, "sha256": "0"}]}, "trained on tasks_dev_simple.txt, which this task does not read"),
+])
+def test_a_tampered_data_json_is_one_line(tmp_path, shared_data, record, message):
+    from mechinit import runs
+    from mechinit.tasks.datafiles import check_same_data
+
+    _scan_copy(shared_data, tmp_path / "scan")
+    task = make_task(scan_cfg(tmp_path, **{"task.split": "simple", "task.n_train": 400}))
+    (tmp_path / "run").mkdir()
+    runs.write_json(tmp_path / "run" / "data.json", record)
+    with pytest.raises(ConfigError, match=message):
+        check_same_data(task, tmp_path / "run")

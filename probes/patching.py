@@ -89,12 +89,12 @@ def candidate_shifts(task, pair: tuple[int, int]) -> tuple[int, int]:
     return inf, other
 
 
-def layout(task, cfg: Config, pair: tuple[int, int]) -> tuple[torch.Tensor, torch.Tensor]:
-    """``n_inputs`` sequences with a test-split key at ``key_pos`` and ``pair`` after it; noise per
+def layout(task, cfg: Config, pair: tuple[int, int], split: str = "test") -> tuple[torch.Tensor, torch.Tensor]:
+    """``n_inputs`` sequences with a ``split``-split key at ``key_pos`` and ``pair`` after it; noise per
     sequence. Returns ``(tokens, keys)``."""
     if not 0 <= cfg.key_pos <= task.n_ctx - 3:
-        raise ProbeError(f"patching.key_pos = {cfg.key_pos} must be in 0..{task.n_ctx - 3}")
-    table, counts = task._key_tables["test"]
+        raise ProbeError(f"{cfg.NAME}.key_pos = {cfg.key_pos} must be in 0..{task.n_ctx - 3}")
+    table, counts = task._key_tables[split]
     allowed = table[cfg.key_pos, : counts[cfg.key_pos]]
     gen = torch.Generator().manual_seed(cfg.seed)
     keys = allowed[torch.randint(len(allowed), (cfg.n_inputs,), generator=gen)]

@@ -302,6 +302,9 @@ def test_probes_run_on_a_transformer_bridge(task):
     ("information_flow.pair=9,9", "information_flow.pair = (9, 9): must be two anchors"),
     ("cosine_maps.key_max=500", "cosine_maps.key_max = 500"),
     ("embedding_spectrum.evolution=bogus", "embedding_spectrum.evolution = 'bogus': choose one of"),
+    ("key_position.split=dev", "key_position.split = 'dev': choose one of ['test', 'train']"),
+    ("key_position.pairs=4,3,3", "key_position.pairs = (4, 3, 3): anchor pairs, flattened"),
+    ("key_position.n_inputs=1", "key_position.n_inputs = 1: must be at least 2"),
 ])
 def test_probe_overrides_out_of_range_are_one_line_errors(override, message, capsys):
     from mechinit.cli import main

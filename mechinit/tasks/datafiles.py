@@ -58,10 +58,6 @@ def data_lines(path: Path) -> list[tuple[int, str]]:
     return out
 
 
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def file_record(path: Path) -> dict:
     """What ``data.json`` keeps of one data file."""
     data = path.read_bytes()

@@ -38,7 +38,11 @@ def test_on_a_real_model_answers_are_the_fast_path_argmax_and_fractions_add_up()
     task = make_task(cfg)
     tokens = torch.randint(20, 100, (300, 9))
     tokens[:, 3], tokens[:, 4] = 4, 3
-    assert torch.equal(key_position.answers(model, tokens, chunk=128), last_logits(model, tokens).argmax(-1))
+    logits = last_logits(model, tokens)  # the fast path, one batch; answers() is the hooked forward in chunks
+    top2 = logits.topk(2).values
+    clear = (top2[:, 0] - top2[:, 1]) > 1e-4  # an argmax is comparable across forwards only where it is not a near-tie
+    assert clear.float().mean() > 0.9
+    assert torch.equal(key_position.answers(model, tokens, chunk=128)[clear], logits.argmax(-1)[clear])
     r = probes.run("key_position", model, task, n_inputs=32, split="train")
     for maps in r.numbers["pairs"].values():  # the maps of a pair are distinct shifts: each answer is under one of them or none
         for p in range(7):

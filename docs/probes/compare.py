@@ -14,12 +14,15 @@ KEYS = [
     ("cosine_maps", "parallelism_gap"), ("cosine_maps", "mirror_gap"), ("cosine_maps", "value_parallelism_gap"),
     ("condensation", "n_groups_90"), ("condensation", "largest_group"), ("condensation", "mean_abs_cos"),
     ("embedding_spectrum", "effective_rank"), ("embedding_spectrum", "top_k_energy"), ("embedding_spectrum", "half_growth_step"),
+    ("key_position", "inferential_by_position"), ("key_position", "symmetric_by_position"),
 ]
 
 
 def fmt(v):
     if isinstance(v, float):
         return f"{v:.3f}"
+    if isinstance(v, list) and all(isinstance(x, float) for x in v):
+        return "[" + ", ".join(f"{x:.2f}" for x in v) + "]"
     return "null" if v is None else str(v)
 
 

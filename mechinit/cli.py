@@ -209,7 +209,10 @@ def _probe(args) -> int:
 
 
 def _short(value) -> str:
-    return f"{value:.3g}" if isinstance(value, float) else str(value)
+    """A number, list or dict for a one-line summary: floats to 3 significant digits, missing as null."""
+    from mechinit.probes.base import sig3
+
+    return "{" + sig3(value) + "}" if isinstance(value, dict) else sig3(value)
 
 
 def _sweep(args) -> int:
@@ -236,7 +239,7 @@ def _sweep(args) -> int:
     shown = ("headline", *(m.key for m in vocabulary_of(spec.base.task.name).sweep_metrics))
     for cell in summary["cells"]:
         axes = " ".join(f"{k}={v}" for k, v in cell["axes"].items())
-        nums = " ".join(f"{m}={_short(cell[m]['mean']) if cell[m]['mean'] is not None else 'null'}"
+        nums = " ".join(f"{m}={_short(cell[m]['mean'])}"
                         for m in shown if m == "headline" or cell[m]["mean"] is not None)
         print(f"{axes}: {nums}")
     for name, log in summary["failed"].items():

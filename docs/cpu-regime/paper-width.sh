@@ -15,6 +15,11 @@ for g in "${gammas[@]}"; do
   out="$root/docs/cpu-regime/paper-width/g$g"
   log="$root/docs/cpu-regime/logs/paper-width-g$g.log"
   [ -f "$out/model.safetensors" ] && continue
+  if [ -f "$out/resume/state.json" ] && [ ! -f "$out/resume/state.safetensors" ]; then
+    # the resume weights are not tracked (32 MB): never let --resume restart a run whose weights are elsewhere
+    echo "paper-width g$g: resume/state.safetensors is missing; restore it first (docs/cpu-regime/pending.txt)" | tee -a "$log" >&2
+    exit 1
+  fi
   if [ -f "$out/resume/state.json" ]; then
     OMP_NUM_THREADS=1 nice -n 19 "$root/.venv/bin/mechinit" train --quiet --resume "$out" >>"$log" 2>&1 || exit 1
   else

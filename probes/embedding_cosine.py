@@ -67,7 +67,7 @@ def parse_groups(spec: str, task, d_vocab: int) -> dict[str, list[int]]:
 
 def undefined_tokens(W_E: torch.Tensor, ids: list[int]) -> list[int]:
     """Tokens whose embedding has no direction: a zero row, or one holding NaN/inf."""
-    rows = W_E[ids].double()
+    rows = W_E[ids]
     bad = ~torch.isfinite(rows).all(dim=-1) | (rows.abs().sum(dim=-1) == 0)
     return [i for i, b in zip(ids, bad.tolist()) if b]
 

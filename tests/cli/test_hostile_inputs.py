@@ -16,15 +16,9 @@ from mechinit.config import ConfigError
 from mechinit.presets import PRESETS, preset
 
 ROOT = Path(__file__).resolve().parents[2]
-HUGE = [  # far beyond any machine this runs on (each estimate >= 1 TB)
-    (["--set", "model.n_layers=10000000"], "this run needs about"),
-    (["--set", "model.n_ctx=100000"], "this run needs about"),
-    (["--set", "model.d_model=1e8"], "this run needs about"),
-    (["--set", "model.d_mlp=1e10"], "this run needs about"),
-    (["--set", "model.d_vocab=1e10"], "this run needs about"),
-    (["--set", "model.n_heads=1e8"], "this run needs about"),
-    (["--set", "task.n_train=1e11"], "this run needs about"),
-]
+HUGE = [(["--set", size], "this run needs about") for size in (  # far beyond any machine this runs on (each >= 1 TB)
+    "model.n_layers=10000000", "model.n_ctx=100000", "model.d_model=1e8", "model.d_mlp=1e10", "model.d_vocab=1e10",
+    "model.n_heads=1e8", "task.n_train=1e11")]
 BAD = [
     (["--set", "train.seed=9223372036854775808"], "train.seed = 9223372036854775808 must be in 0..4294967295"),
     (["--set", "train.seed=4294967296"], "train.seed = 4294967296 must be in 0..4294967295"),

@@ -9,7 +9,8 @@ Runs are identified by :func:`mechinit.ids.run_id`; a run whose folder under ``O
 holds final weights is skipped, so starting a sweep again only trains what is missing; a run that
 was interrupted with a resume point (``resume/state.safetensors``, e.g. a sweep killed at the end of a
 session) continues from it on its own, one without is started again cleanly. A failed run is
-recorded with its log path and does not stop the others.
+recorded with its log path and does not stop the others; Ctrl-C or SIGTERM stops the whole sweep
+(:class:`~mechinit.errors.TrainingInterrupted`), the run in progress keeping its resume point.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 from mechinit import runs
 from mechinit.budget import check_fits
 from mechinit.config import ConfigError, RunConfig, TaskConfig, coerce
+from mechinit.errors import TrainingInterrupted
 from mechinit.ids import run_id
 from mechinit.tasks.vocabulary import EPOCHS_TO_LOSS, HEADLINE, LOSS_TARGET, Metric, vocabulary_of
 
@@ -101,6 +103,8 @@ def _train_one(cfg_dict: dict, out: str) -> dict:
         resumable = (Path(out) / runs.RESUME / "state.safetensors").is_file()
         row = train(None, Path(out), resume=True, quiet=True) if resumable else train(cfg, Path(out), quiet=True)
         return {"ok": True, "row": row}
+    except TrainingInterrupted:  # Ctrl-C / SIGTERM stops the sweep, not just this run (it keeps its resume point)
+        raise
     except Exception:  # noqa: BLE001 - reported per run, the sweep goes on
         log.write_text(traceback.format_exc())
         return {"ok": False, "log": str(log)}
@@ -222,11 +226,16 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: boo
     todo = [item for unit in units for item in unit]
     results = _local_results(units, jobs) if executor == "local" else _submitit_results(units, out_dir, executor, jobs, slurm or {})
     with tqdm(total=len(todo), disable=not progress, desc="sweep runs") as bar:
-        for folders, unit_results in results:
-            for folder, result in zip(folders, unit_results):
-                if not result["ok"]:
-                    failures[folder.name] = result["log"]
-            bar.update(len(folders))
+        try:
+            for folders, unit_results in results:
+                for folder, result in zip(folders, unit_results):
+                    if not result["ok"]:
+                        failures[folder.name] = result["log"]
+                bar.update(len(folders))
+        except TrainingInterrupted as e:  # the run keeps its resume point; the next sweep call continues it
+            what = str(e).split(";")[0]
+            raise TrainingInterrupted(f"sweep stopped ({what}); run the same `mechinit sweep` command again to continue "
+                                      "(the stopped run resumes from its resume point, finished runs are kept)") from e
     if on_finished is not None:
         for cfg in spec.configs():
             folder = out_dir / "runs" / run_id(cfg)

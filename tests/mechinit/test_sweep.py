@@ -227,3 +227,36 @@ def test_each_failed_run_keeps_its_own_log(tmp_path):
     for cfg in spec.configs():
         log = tmp_path / "sw" / "runs" / f"{run_id(cfg)}.log"
         assert log.is_file() and "loss became" in log.read_text()
+
+
+def test_sigterm_stops_a_one_job_sweep_and_the_next_call_continues_it(tmp_path, monkeypatch, capsys):
+    """A stopped sweep must not record the stopped run as failed and go on to the next grid point."""
+    import os
+    import signal
+
+    import mechinit.resume as resume_module
+    from mechinit.cli import EXIT_INTERRUPTED
+
+    original = resume_module.save
+
+    def save_then_sigterm(out, model, opt, cfg, step, *args):
+        original(out, model, opt, cfg, step, *args)
+        if step == 8:
+            os.kill(os.getpid(), signal.SIGTERM)  # what the end of a session sends
+
+    argv = ["sweep", "--preset", "tiny", "--set", "sweep.init.gamma=0.5,0.8", "--set", "train.resume_every=8",
+            "--set", "train.threads=1", "--ensemble", "off", "--jobs", "1", "--out", str(tmp_path / "sw"), "--quiet"]
+    monkeypatch.setattr(resume_module, "save", save_then_sigterm)
+    assert main(argv) == EXIT_INTERRUPTED
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "sweep stopped (SIGTERM at step 8: resume point saved)" in err[0] and "same `mechinit sweep` command" in err[0]
+    folders = sorted(p for p in (tmp_path / "sw" / "runs").iterdir())
+    assert [p.name for p in folders] == [folders[0].name] and folders[0].is_dir()  # the second grid point never started
+    assert runs.read_json(folders[0] / "resume" / "state.json")["step"] == 8
+    assert not (tmp_path / "sw" / "sweep.json").exists()
+
+    monkeypatch.setattr(resume_module, "save", original)
+    assert main(argv) == 0
+    summary = json.loads((tmp_path / "sw" / "sweep.json").read_text())
+    assert summary["failed"] == {} and len(summary["units"]) == 2
+    assert [r["step"] for r in runs.read_metrics(folders[0])][0] == 0 and (folders[0] / runs.WEIGHTS).is_file()

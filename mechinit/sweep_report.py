@@ -117,8 +117,10 @@ def write_report(out_dir: str | Path, summary: dict) -> Path:
     figs = "".join(row_html([("", figure_html(f, f"fig-{i}"))]) for i, f in enumerate(figures(summary)))
     failed = "".join(f"<li>{html.escape(k)}: {html.escape(str(v))}</li>" for k, v in summary.get("failed", {}).items())
     note = vocabulary(summary).report_note
-    body = (f"<h1>mechinit sweep</h1><p>{len(summary['cells'])} cells over {html.escape(str(summary['axes']))}, "
-            f"mean ± std over {html.escape(str(summary['spec'].get('mean_over')))}"
+    best = summary["spec"].get("best_over") or []
+    body = (f"<h1>mechinit sweep</h1><p>{len(summary['cells'])} cells over {html.escape(str(summary['axes']))}; "
+            + (f"each cell takes, per metric, the best run over {html.escape(str(list(best)))}, then " if best else "each cell takes ")
+            + f"the mean ± std over {html.escape(str(summary['spec'].get('mean_over')))}"
             f"{f'; {html.escape(note)}' if note else ''}; failed runs: {len(summary.get('failed', {}))}</p>"
             f"<ul>{failed}</ul>{cells_table(summary)}{figs}")
     path = Path(out_dir) / "report.html"

@@ -260,3 +260,30 @@ def test_sigterm_stops_a_one_job_sweep_and_the_next_call_continues_it(tmp_path, 
     summary = json.loads((tmp_path / "sw" / "sweep.json").read_text())
     assert summary["failed"] == {} and len(summary["units"]) == 2
     assert [r["step"] for r in runs.read_metrics(folders[0])][0] == 0 and (folders[0] / runs.WEIGHTS).is_file()
+
+
+def test_the_report_draws_and_tables_the_maximum_over_training_and_says_how_cells_reduce(tmp_path):
+    from mechinit.sweep_report import figures, write_report
+
+    spec = SweepSpec(BASE, {"init.gamma": (0.5, 0.8), "model.n_layers": (2,), "train.lr": (1e-3, 2e-3)}, best_over=("train.lr",), mean_over=())
+    planted = {(0.5, 1e-3): (0.1, 0.8, 0.9), (0.5, 2e-3): (0.3, 0.2, 0.4), (0.8, 1e-3): (0.6, 0.1, 0.2), (0.8, 2e-3): (0.2, 0.0, 0.7)}
+    for cfg in spec.configs():
+        inf, sym, best_inf = planted[(cfg.init.gamma, cfg.train.lr)]
+        folder = tmp_path / "runs" / run_id(cfg)
+        _fake_run(folder, inf, sym, 1.0)
+        rows = runs.read_metrics(folder)
+        rows[-1]["pairs"]["4,3"]["max_over_training"] = {"test_keys": {"inferential": best_inf, "symmetric": sym, "designated": None}}
+        (folder / runs.METRICS).unlink()
+        runs.write_metrics(folder, rows)
+    summary = reduce_runs(spec, tmp_path / "runs")
+    summary["failed"] = {}
+    titles = [f.layout.title.text for f in figures(summary)]
+    assert [t.split(" (grey")[0] for t in titles][:4] == [
+        "(4,3) accuracy under the symmetric mapping", "(4,3) accuracy under the inferential mapping",
+        "(4,3) accuracy under the symmetric mapping, max over training", "(4,3) accuracy under the inferential mapping, max over training"]
+    by_gamma = {c["axes"]["init.gamma"]: c for c in summary["cells"]}
+    assert by_gamma[0.5]["acc_inferential_max_over_training"]["mean"] == 0.9  # best over lr per metric
+    assert by_gamma[0.8]["acc_inferential"]["mean"] == 0.6 and by_gamma[0.8]["acc_inferential_max_over_training"]["mean"] == 0.7
+    html = write_report(tmp_path, summary).read_text()
+    assert "the best run over [&#x27;train.lr&#x27;], then the mean" in html
+    assert "<th>inferential mapping, max over training</th>" in html and "<td class='num'>0.9</td>" in html

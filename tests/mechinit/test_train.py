@@ -41,6 +41,13 @@ def test_run_folder_is_complete(tmp_path):
     assert row == metrics[-1]
     card = (run / "README.md").read_text()
     assert card.startswith("---\nlibrary_name: mechinit") and "| (4,3) |" in card
+    (line,) = [ln for ln in card.splitlines() if ln.startswith("| (4,3) |")]
+    held = row["pairs"]["4,3"]
+    best = max(m["pairs"]["4,3"]["inferential"] for m in metrics)  # the card's max over training is over every evaluation
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[3] == held["label"] and len(cells) == 8
+    assert float(cells[4]) == pytest.approx(held["train_keys"]["inferential"], abs=5e-4)
+    assert float(cells[6]) == pytest.approx(best, abs=5e-4) and "max over training" in card
 
 
 def test_same_config_and_seed_give_identical_weights(tmp_path):

@@ -14,6 +14,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"  # the table is written there; a missing folder must not fail the run at its last line
 work=$(mktemp -d)
 if [ -n "${GPU_CHECK_TINY:-}" ]; then
   shape=(--set model.d_model=32 --set model.d_head=16 --set model.d_mlp=64 --set task.n_train=8192 --set task.n_eval=64

@@ -10,6 +10,20 @@ SMALL = {3330: "γ 0.8: (4,3) inf 0.12", 5550: "γ 0.8: training acc 0.37", 6660
 LARGE = {2220: "γ 0.5: symmetric 1.000 from here", 8880: "γ 0.5: symmetric 1.000"}
 # the authors' run whose init std this run matches: paper γ at d_model 400, or its std at d_model 128
 AUTHORS = {0.8: SMALL, 1.0: SMALL, 0.5: LARGE, 0.6: LARGE}
+# the authors' logged mean training loss of each 370-step epoch (result_0.8 and result_0.5 train_log.log,
+# "Epoch: e Train Loss"), shown at step 370·(e+1) beside a paper-width run's loss over the same steps
+AUTHORS_LOSS = {
+    0.8: [4.7682, 4.5071, 4.1231, 3.8600, 3.4568, 3.2508, 3.0074, 2.6384, 2.3954, 2.1780, 2.0048, 1.8503, 1.7119, 1.5485,
+          1.4078, 1.3405, 1.1729, 1.0600, 0.97274, 0.75335, 0.62186, 0.16115, 0.046189, 0.037357],
+    0.5: [4.6139, 2.5683, 1.1987, 0.08533, 0.011401, 0.0046026, 0.0023737, 0.0013766, 0.00085552, 0.00055687, 0.00037900,
+          0.00027062, 0.00020035, 0.00015209, 0.00011752, 9.2026e-05, 7.2777e-05, 5.8009e-05],
+}
+
+
+def authors_loss(gamma: float, width: int, step: int) -> str:
+    losses = AUTHORS_LOSS.get(gamma, []) if width == 400 else []
+    epoch = step // 370 - 1
+    return f"{losses[epoch]:#.3g}" if step % 370 == 0 and 0 <= epoch < len(losses) else ""
 
 
 def table(run: Path) -> str:
@@ -17,16 +31,19 @@ def table(run: Path) -> str:
     config = json.loads((run / "config.json").read_text())
     gamma, width = config["init"]["gamma"], config["model"]["d_model"]
     authors = AUTHORS.get(gamma, {})
-    out = [f"`{run.relative_to(HERE.parent.parent)}` (γ {gamma}, d_model {width})", "",
-           "| step | seen-pair test | (4,3) inf / sym, test keys | (4,3) inf / sym, train keys | (3,4) train acc | train loss | samples/s | authors' log at this step |",
-           "|---|---|---|---|---|---|---|---|"]
+    seed = config["train"]["seed"]
+    out = [f"`{run.relative_to(HERE.parent.parent)}` (γ {gamma}, d_model {width}, seed {seed})", "",
+           "| step | seen-pair test | (4,3) inf / sym, test keys | (4,3) inf / sym, train keys | (3,4) train acc | train loss "
+           "| authors' train loss, same steps | samples/s | authors' log at this step |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         p, tk = r["pairs"]["4,3"], r["pairs"]["4,3"].get("train_keys", {})
         loss = "null" if r["train_loss"] is None else f"{r['train_loss']:.3f}"
         sps = "null" if r["samples_per_s"] is None else f"{r['samples_per_s']:.0f}"
         out.append(f"| {r['step']} | {r['seen_test_acc']:.3f} | {p['inferential']:.3f} / {p['symmetric']:.3f} | "
                    f"{tk.get('inferential', float('nan')):.3f} / {tk.get('symmetric', float('nan')):.3f} | "
-                   f"{r['pairs']['3,4']['train_acc']:.3f} | {loss} | {sps} | {authors.get(r['step'], '')} |")
+                   f"{r['pairs']['3,4']['train_acc']:.3f} | {loss} | {authors_loss(gamma, width, r['step'])} | {sps} | "
+                   f"{authors.get(r['step'], '')} |")
     state = run / "resume" / "state.json"
     if state.is_file():
         out.append(f"\nresume point: step {json.loads(state.read_text())['step']}")

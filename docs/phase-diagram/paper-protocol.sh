@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Phase diagram by the paper's protocol (issue 11, item 5), reduced to about 7 CPU-hours:
+# γ {0.3, 0.6, 1.0} × depth {2, 4} × seeds {0, 1, 2} × lr {5e-4, 1e-3, 2e-3} on the small-init
+# preset (d_model 128, 50k sequences, 20 epochs), 54 runs. Cells take the best lr per mapping
+# (--best-over train.lr), then mean ± std over the seeds; every run also records each pair's
+# maximum over training. One run at a time on one thread, niced; resumable: rerun this script in a
+# later session (finished runs are skipped, the stopped run resumes from its resume point).
+# Tables: python docs/phase-diagram-table.py docs/phase-diagram/paper-protocol
+set -uo pipefail
+echo 19 > /proc/self/autogroup 2>/dev/null || true  # background priority also across autogroups (setsid)
+root=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$root/docs/phase-diagram/logs"
+OMP_NUM_THREADS=1 nice -n 19 "$root/.venv/bin/mechinit" sweep --preset small-init \
+  --set sweep.model.n_layers=2,4 --set sweep.init.gamma=0.3,0.6,1.0 --set sweep.train.seed=0,1,2 \
+  --set sweep.train.lr=5e-4,1e-3,2e-3 --best-over train.lr --set train.resume_every=100 \
+  --ensemble off --jobs 1 --out "$root/docs/phase-diagram/paper-protocol" --quiet \
+  >>"$root/docs/phase-diagram/logs/paper-protocol.log" 2>&1

@@ -50,6 +50,26 @@ def table(run: Path) -> str:
     return "\n".join(out)
 
 
+def seeds_table(gamma: float) -> str:
+    """Training loss per 370-step epoch of every paper-width seed at ``gamma`` beside the authors' log,
+    and the seen-pair test accuracy in brackets: where (and whether) each run leaves the loss plateau."""
+    runs = sorted(r for r in (HERE / "paper-width").glob(f"g{gamma}*") if (r / "metrics.jsonl").is_file())
+    if not runs:
+        return ""
+    seeds = [json.loads((r / "config.json").read_text())["train"]["seed"] for r in runs]
+    rows = {r: {m["step"]: m for m in map(json.loads, (r / "metrics.jsonl").read_text().splitlines())} for r in runs}
+    steps = sorted({s for per in rows.values() for s in per if s and s % 370 == 0})
+    out = [f"γ {gamma} at d_model 400: training loss of each 370-step epoch (seen-pair test accuracy at its end)", "",
+           "| step | authors' log | " + " | ".join(f"seed {s}" for s in seeds) + " |", "|---|---|" + "---|" * len(seeds)]
+    for step in steps:
+        cells = []
+        for r in runs:
+            m = rows[r].get(step)
+            cells.append("" if m is None else f"{m['train_loss']:#.3g} ({m['seen_test_acc']:.2f})")
+        out.append(f"| {step} | {authors_loss(gamma, 400, step)} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 if __name__ == "__main__":
     runs = sorted((HERE / "paper-width").glob("g*")) + sorted((HERE / "search-authors" / "runs").glob("*"))
-    print("\n\n".join(table(r) for r in runs if (r / "metrics.jsonl").is_file()))
+    print("\n\n".join([seeds_table(0.8), *(table(r) for r in runs if (r / "metrics.jsonl").is_file())]))

@@ -26,8 +26,16 @@ class AnchorVocabulary(Vocabulary):
     report_note = f"({HELD_OUT}) scored on test-split keys"
 
     def summary_lines(self, row: dict) -> list[str]:
-        return [f"  ({name}) unseen: inferential acc {fmt(rec['inferential'])}, symmetric acc {fmt(rec['symmetric'])} -> {rec['label']}"
-                for name, rec in row.get("pairs", {}).items() if not rec["seen"]]
+        lines = []
+        for name, rec in row.get("pairs", {}).items():
+            if rec["seen"]:
+                continue
+            train_keys = rec.get("train_keys") or {}
+            best = (rec.get("max_over_training") or {}).get("test_keys") or {}
+            lines.append(f"  ({name}) unseen: inferential acc {fmt(rec['inferential'])}, symmetric acc {fmt(rec['symmetric'])} -> {rec['label']}"
+                         f" (train-split keys: {fmt(train_keys.get('inferential'))} / {fmt(train_keys.get('symmetric'))};"
+                         f" max over training: {fmt(best.get('inferential'))} / {fmt(best.get('symmetric'))})")
+        return lines
 
     def sweep_record(self, rows: list[dict]) -> dict:
         last = rows[-1]

@@ -65,7 +65,11 @@ def test_train_prints_summary_and_the_unseen_pair(tmp_path):
     lines = proc.stdout.splitlines()
     assert lines[0] == f"run folder: {out}"
     assert any(line.strip().startswith("seen_test_acc:") for line in lines)
-    assert any(line.strip().startswith("(4,3) unseen: inferential acc") for line in lines)
+    (held,) = [line.strip() for line in lines if line.strip().startswith("(4,3) unseen: inferential acc")]
+    rec = runs.read_metrics(out)[-1]["pairs"]["4,3"]
+    best = rec["max_over_training"]["test_keys"]
+    assert held.endswith(f"(train-split keys: {rec['train_keys']['inferential']:.3f} / {rec['train_keys']['symmetric']:.3f}; "
+                         f"max over training: {best['inferential']:.3f} / {best['symmetric']:.3f})")
     assert runs.read_metrics(out)[-1]["step"] == 16
     assert json.loads((out / "config.json").read_text())["train"]["epochs"] == 1
 

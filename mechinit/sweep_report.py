@@ -109,6 +109,16 @@ def cells_table(summary: dict) -> str:
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
 
 
+def reduction(spec: dict) -> str:
+    """How a cell is made from its runs, in words."""
+    best, mean = list(spec.get("best_over") or []), list(spec.get("mean_over") or [])
+    if best and mean:
+        return f"each cell takes, per metric, the best run over {best}, then the mean ± std over {mean}"
+    if best:
+        return f"each cell takes, per metric, the best run over {best}"
+    return f"each cell takes the mean ± std over {mean}" if mean else "each cell is one run"
+
+
 def write_report(out_dir: str | Path, summary: dict) -> Path:
     import html
 
@@ -117,10 +127,8 @@ def write_report(out_dir: str | Path, summary: dict) -> Path:
     figs = "".join(row_html([("", figure_html(f, f"fig-{i}"))]) for i, f in enumerate(figures(summary)))
     failed = "".join(f"<li>{html.escape(k)}: {html.escape(str(v))}</li>" for k, v in summary.get("failed", {}).items())
     note = vocabulary(summary).report_note
-    best = summary["spec"].get("best_over") or []
     body = (f"<h1>mechinit sweep</h1><p>{len(summary['cells'])} cells over {html.escape(str(summary['axes']))}; "
-            + (f"each cell takes, per metric, the best run over {html.escape(str(list(best)))}, then " if best else "each cell takes ")
-            + f"the mean ± std over {html.escape(str(summary['spec'].get('mean_over')))}"
+            f"{html.escape(reduction(summary['spec']))}"
             f"{f'; {html.escape(note)}' if note else ''}; failed runs: {len(summary.get('failed', {}))}</p>"
             f"<ul>{failed}</ul>{cells_table(summary)}{figs}")
     path = Path(out_dir) / "report.html"

@@ -285,5 +285,10 @@ def test_the_report_draws_and_tables_the_maximum_over_training_and_says_how_cell
     assert by_gamma[0.5]["acc_inferential_max_over_training"]["mean"] == 0.9  # best over lr per metric
     assert by_gamma[0.8]["acc_inferential"]["mean"] == 0.6 and by_gamma[0.8]["acc_inferential_max_over_training"]["mean"] == 0.7
     html = write_report(tmp_path, summary).read_text()
-    assert "the best run over [&#x27;train.lr&#x27;], then the mean" in html
+    assert "each cell takes, per metric, the best run over [&#x27;train.lr&#x27;];" in html and "over []" not in html
+    from mechinit.sweep_report import reduction
+
+    assert reduction({"best_over": ["train.lr"], "mean_over": ["train.seed"]}) == (
+        "each cell takes, per metric, the best run over ['train.lr'], then the mean ± std over ['train.seed']")
+    assert reduction({"best_over": [], "mean_over": []}) == "each cell is one run"
     assert "<th>inferential mapping, max over training</th>" in html and "<td class='num'>0.9</td>" in html

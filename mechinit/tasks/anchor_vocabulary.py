@@ -16,6 +16,11 @@ INFERENTIAL_MAX = Metric("acc_inferential_max_over_training", "inferential mappi
 SYMMETRIC_MAX = Metric("acc_symmetric_max_over_training", "symmetric mapping, max over training")
 
 
+def train_keys_and_best(rec: dict) -> tuple[dict, dict]:
+    """A pair's accuracies on train-split keys and its maximum over training (test-split keys); ``{}`` where missing."""
+    return rec.get("train_keys") or {}, (rec.get("max_over_training") or {}).get("test_keys") or {}
+
+
 class AnchorVocabulary(Vocabulary):
     summary_keys = ("seen_test_acc", "seen_test_loss", "train_acc")
     sweep_metrics = (INFERENTIAL, SYMMETRIC, SEEN, INFERENTIAL_MAX, SYMMETRIC_MAX)
@@ -30,8 +35,7 @@ class AnchorVocabulary(Vocabulary):
         for name, rec in row.get("pairs", {}).items():
             if rec["seen"]:
                 continue
-            train_keys = rec.get("train_keys") or {}
-            best = (rec.get("max_over_training") or {}).get("test_keys") or {}
+            train_keys, best = train_keys_and_best(rec)
             lines.append(f"  ({name}) unseen: inferential acc {fmt(rec['inferential'])}, symmetric acc {fmt(rec['symmetric'])} -> {rec['label']}"
                          f" (train-split keys: {fmt(train_keys.get('inferential'))} / {fmt(train_keys.get('symmetric'))};"
                          f" max over training: {fmt(best.get('inferential'))} / {fmt(best.get('symmetric'))})")
@@ -41,7 +45,7 @@ class AnchorVocabulary(Vocabulary):
         last = rows[-1]
         pairs = last.get("pairs") or {}
         pair = pairs.get(HELD_OUT, {})
-        best = (pair.get("max_over_training") or {}).get("test_keys") or {}
+        best = train_keys_and_best(pair)[1]
         reached = lambda name: next((r["epoch"] for r in rows if (r["pairs"][name].get("train_acc") or 0) >= PAIR_ACC_TARGET), None)  # noqa: E731
         return {"acc_inferential": pair.get("inferential"), "acc_symmetric": pair.get("symmetric"), "label": pair.get("label"),
                 "seen_test_acc": last.get("seen_test_acc"),
@@ -57,8 +61,7 @@ class AnchorVocabulary(Vocabulary):
                  "| pair | inferential | symmetric | label | inferential, train-split keys | symmetric, train-split keys "
                  "| inferential, max over training | symmetric, max over training |", "|---|---|---|---|---|---|---|---|"]
         for name, rec in unseen:
-            train_keys = rec.get("train_keys") or {}
-            best = (rec.get("max_over_training") or {}).get("test_keys") or {}
+            train_keys, best = train_keys_and_best(rec)
             cells = [rec["inferential"], rec["symmetric"], rec["label"], train_keys.get("inferential"), train_keys.get("symmetric"),
                      best.get("inferential"), best.get("symmetric")]
             lines.append(f"| ({name}) | " + " | ".join(c if isinstance(c, str) else fmt(c, '.4g') for c in cells) + " |")

@@ -42,7 +42,7 @@ def make_plan(cfg: TrainConfig, n_train: int, eval_sequences: int | None = None)
     if steps_per_epoch < 1:
         raise ConfigError(f"train.batch_size = {cfg.batch_size} is larger than task.n_train = {n_train}")
     total = cfg.steps if cfg.steps is not None else cfg.epochs * steps_per_epoch
-    warmup = min(total, round(cfg.warmup_epochs * steps_per_epoch))
+    warmup = round(cfg.warmup_epochs * steps_per_epoch)  # in epochs: a run stopped inside it keeps the full run's lr path
     decay = round(cfg.decay_epochs * steps_per_epoch) if cfg.decay_epochs is not None else total - warmup
     snaps = cfg.snapshot_steps if cfg.snapshot_steps is not None else log_spaced(total, cfg.n_snapshots)
     bad = [s for s in snaps if not 0 <= s <= total]

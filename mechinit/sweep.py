@@ -5,8 +5,9 @@ reduction: ``best_over`` keys (e.g. ``train.lr``: a cell takes the best run over
 as the paper's Fig 2 does over 9 learning rates) and ``mean_over`` keys (e.g. ``train.seed``: the
 mean and std across them). Every other grid key is a cell axis.
 
-Runs are identified by :func:`mechinit.ids.run_id`; a run whose folder under ``OUT/runs/`` already
-holds final weights is skipped, so starting a sweep again only trains what is missing; a run that
+Runs are identified by :func:`mechinit.ids.run_id`; a run whose folder under ``OUT/runs/`` is
+finished (:func:`finished`: final weights, or — a folder carried to another checkout without its
+weights — an evaluation at the run's last step) is skipped, so starting a sweep again only trains what is missing; a run that
 was interrupted with a resume point (``resume/state.safetensors``, e.g. a sweep killed at the end of a
 session) continues from it on its own, one without is started again cleanly. A failed run is
 recorded with its log path and does not stop the others; Ctrl-C or SIGTERM stops the whole sweep
@@ -31,6 +32,8 @@ from mechinit.budget import check_fits
 from mechinit.config import ConfigError, RunConfig, TaskConfig, coerce
 from mechinit.errors import TrainingInterrupted
 from mechinit.ids import run_id
+from mechinit.schedule import make_plan
+from mechinit.tasks import make_task
 from mechinit.tasks.vocabulary import EPOCHS_TO_LOSS, HEADLINE, LOSS_TARGET, Metric, vocabulary_of
 
 GENERIC_METRICS = (HEADLINE, EPOCHS_TO_LOSS)  # every task has these; the task's vocabulary adds its own
@@ -215,7 +218,7 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: boo
     todo, resumed, failures = [], [], {}
     for cfg in spec.configs():
         folder = out_dir / "runs" / run_id(cfg)
-        if not (folder / runs.WEIGHTS).is_file():
+        if not finished(cfg, folder):
             if (folder / runs.RESUME / "state.safetensors").is_file():  # interrupted with a resume point: continue it alone
                 resumed.append([(cfg, folder)])
                 continue
@@ -248,14 +251,28 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: boo
     return summary
 
 
-def run_record(spec: SweepSpec, folder: Path) -> dict | None:
-    """A finished run's numbers: the generic ones and those of the task's vocabulary."""
+def finished(cfg: RunConfig, folder: Path) -> bool:
+    """Whether ``folder`` holds a finished run of ``cfg``: its final weights, or, for a folder kept
+    without them (a long sweep carried between checkouts by its ``config.json`` and
+    ``metrics.jsonl`` only), a metrics row at the run's last step (the evaluation that ends a run)."""
+    if (folder / runs.WEIGHTS).is_file():
+        return True
+    if not (folder / runs.METRICS).is_file():
+        return False
     rows = runs.read_metrics(folder)
-    if not (folder / runs.WEIGHTS).is_file() or not rows:
+    return bool(rows) and rows[-1].get("step") == make_plan(cfg.train, make_task(cfg).n_train).total_steps
+
+
+def run_record(spec: SweepSpec, folder: Path, cfg: RunConfig) -> dict | None:
+    """A finished run's numbers: the generic ones and those of the task's vocabulary (``weights``:
+    whether its final weights are in the folder)."""
+    if not finished(cfg, folder):
         return None
+    rows = runs.read_metrics(folder)
     last = rows[-1]
     to_loss = next((r["epoch"] for r in rows if r.get("train_loss") is not None and r["train_loss"] <= LOSS_TARGET), None)
-    return {"id": folder.name, "step": last.get("step"), "headline": last.get("headline"), "epochs_to_loss": to_loss,
+    return {"id": folder.name, "step": last.get("step"), "weights": (folder / runs.WEIGHTS).is_file(),
+            "headline": last.get("headline"), "epochs_to_loss": to_loss,
             **vocabulary_of(spec.base.task.name).sweep_record(rows)}
 
 
@@ -267,7 +284,7 @@ def reduce_runs(spec: SweepSpec, runs_dir: Path) -> dict:
         key = tuple(point[a] for a in spec.axes)
         group = tuple(point[m] for m in spec.mean_over)
         cell = cells.setdefault(key, {"axes": {a: point[a] for a in spec.axes}, "groups": {}})
-        cell["groups"].setdefault(group, []).append(run_record(spec, runs_dir / run_id(cfg)) or {"id": run_id(cfg), "missing": True})
+        cell["groups"].setdefault(group, []).append(run_record(spec, runs_dir / run_id(cfg), cfg) or {"id": run_id(cfg), "missing": True})
     out = []
     for cell in cells.values():
         entry = {"axes": cell["axes"], "runs": [r for g in cell["groups"].values() for r in g]}

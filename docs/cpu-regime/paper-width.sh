@@ -18,6 +18,8 @@ for spec in "${gammas[@]}"; do
   out="$root/docs/cpu-regime/paper-width/$name"
   log="$root/docs/cpu-regime/logs/paper-width-$name.log"
   [ -f "$out/model.safetensors" ] && continue
+  # finished in an earlier checkout (its weights are not committed): the last metrics row is at step 8,880
+  [ -f "$out/metrics.jsonl" ] && tail -n 1 "$out/metrics.jsonl" | grep -q '"step": 8880[,}]' && continue
   if [ -f "$out/resume/state.json" ] && [ ! -f "$out/resume/state.safetensors" ]; then
     # the resume weights are not tracked (32 MB): never let --resume restart a run whose weights are elsewhere
     echo "paper-width $name: resume/state.safetensors is missing; restore it first (docs/cpu-regime/pending.txt)" | tee -a "$log" >&2

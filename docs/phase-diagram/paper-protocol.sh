@@ -4,7 +4,9 @@
 # preset (d_model 128, 50k sequences, 20 epochs), 54 runs. Cells take the best lr per mapping
 # (--best-over train.lr), then mean ± std over the seeds; every run also records each pair's
 # maximum over training. One run at a time on one thread, niced; resumable: rerun this script in a
-# later session (finished runs are skipped, the stopped run resumes from its resume point).
+# later session (finished runs are skipped, the stopped run resumes from its resume point). The run
+# folders are git-ignored; `git add -f $(bash docs/phase-diagram/carry.sh)` carries them to the next
+# checkout without weights (config, metrics and card; a finished run counts as done from its metrics).
 # Tables: python docs/phase-diagram-table.py docs/phase-diagram/paper-protocol
 set -uo pipefail
 echo 19 > /proc/self/autogroup 2>/dev/null || true  # background priority also across autogroups (setsid)

@@ -19,6 +19,15 @@ def test_warmup_then_cosine_to_floor():
     assert all(a >= b for a, b in zip(lrs, lrs[1:]))
 
 
+def test_a_run_stopped_inside_the_warm_up_keeps_the_full_runs_learning_rates():
+    full = TrainConfig(lr=2e-4, lr_multiplier=20, warmup_epochs=10, decay_epochs=200, lr_floor=1e-5, epochs=210, batch_size=10)
+    short = TrainConfig(**{**full.to_dict(), "steps": 6})
+    full_plan, short_plan = make_plan(full, 100), make_plan(short, 100)
+    assert short_plan.total_steps == 6 and short_plan.warmup_steps == full_plan.warmup_steps == 100
+    assert [lr_at(s, short, short_plan) for s in range(7)] == [lr_at(s, full, full_plan) for s in range(7)]
+    assert lr_at(5, short, short_plan) == pytest.approx(1e-5 + (2e-4 - 1e-5) * 5 / 100)
+
+
 def test_default_decay_spans_the_rest_of_the_run():
     cfg = TrainConfig(lr=1e-3, warmup_epochs=1, lr_floor=0, epochs=4, batch_size=10)
     plan = make_plan(cfg, 100)

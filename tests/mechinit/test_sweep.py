@@ -121,7 +121,7 @@ def test_speed_metrics_for_fig18_and_fig19(tmp_path):
         slow = cfg.model.n_layers == 2
         _fake_run(tmp_path / run_id(cfg), 0.0, 0.0, 1.0, losses=(1.0, 0.5, 0.04) if slow else (1.0, 0.04, 0.01),
                   pair_acc=((0.1, 0.2, 0.61), (0.7, 0.9, 1.0)))
-    record = run_record(spec, tmp_path / run_id(spec.configs()[-1]))
+    record = run_record(spec, tmp_path / run_id(spec.configs()[-1]), spec.configs()[-1])
     assert record["epochs_to_loss"] == 2.0 and record["epochs_to_pair_acc"] == {"1,1": 2.0, "1,2": 0.0}
     cells = {c["axes"]["model.n_layers"]: c for c in reduce_runs(spec, tmp_path)["cells"]}
     assert cells[1]["epochs_to_loss"]["mean"] == 1.0 and cells[2]["epochs_to_loss"]["mean"] == 2.0
@@ -292,3 +292,30 @@ def test_the_report_draws_and_tables_the_maximum_over_training_and_says_how_cell
         "each cell takes, per metric, the best run over ['train.lr'], then the mean ± std over ['train.seed']")
     assert reduction({"best_over": [], "mean_over": []}) == "each cell is one run"
     assert "<th>inferential mapping, max over training</th>" in html and "<td class='num'>0.9</td>" in html
+
+
+def test_a_sweep_carried_without_weights_keeps_its_finished_runs_and_restarts_a_cut_one(tmp_path):
+    """A long sweep goes to the next checkout as config.json + metrics.jsonl per run (weights and
+    snapshots stay behind): its finished runs count as done, a run whose metrics stop early and that
+    has no resume point starts again (and, seeded, gives the same numbers)."""
+    import shutil
+
+    spec = SweepSpec(build_cfg(**{"train.epochs": 2, "train.threads": 1}), {"init.gamma": (0.5, 0.8)}, mean_over=())
+    first = run_sweep(spec, tmp_path / "sw", progress=False, ensemble="off")
+    done, cut = [tmp_path / "sw" / "runs" / run_id(c) for c in spec.configs()]
+    for folder in (done, cut):
+        (folder / runs.WEIGHTS).unlink()
+        shutil.rmtree(folder / runs.SNAPSHOTS)
+    kept = (done / runs.METRICS).read_bytes()
+    rows = runs.read_metrics(cut)
+    runs.write_metrics(cut, rows[:-1])  # its last evaluation is missing and it has no resume point: started again
+    shutil.rmtree(cut / runs.RESUME)
+    second = run_sweep(spec, tmp_path / "sw", progress=False, ensemble="off")
+    assert second["units"] == [[cut.name]]  # only the cut run is trained again
+    assert (done / runs.METRICS).read_bytes() == kept and not (done / runs.WEIGHTS).is_file()
+    assert (cut / runs.WEIGHTS).is_file() and runs.read_metrics(cut) == [
+        {**r, "elapsed_s": n["elapsed_s"], "samples_per_s": n.get("samples_per_s")} for r, n in zip(rows, runs.read_metrics(cut))]
+    for a, b in zip(first["cells"], second["cells"]):
+        assert a["seen_test_acc"] == b["seen_test_acc"] and a["acc_inferential"] == b["acc_inferential"]
+    records = {r["id"]: r for c in second["cells"] for r in c["runs"]}
+    assert records[done.name]["weights"] is False and records[cut.name]["weights"] is True

@@ -244,6 +244,9 @@ def _sweep(args) -> int:
         print(f"{axes}: {nums}")
     for name, log in summary["failed"].items():
         print(f"failed: {name} (log: {log})")
+    if summary["without_weights"]:
+        print(f"{len(summary['without_weights'])} finished runs have no weights here (carried from another checkout by "
+              "their metrics): counted in the cells, not published to the sweep's zoo")
     print(f"sweep: {args.out / 'sweep.json'}  report: {report}")
     return EXIT_FAILED if summary["failed"] else 0
 

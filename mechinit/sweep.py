@@ -246,6 +246,7 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: boo
                 on_finished(folder)
     summary = reduce_runs(spec, out_dir / "runs")
     summary["failed"] = failures
+    summary["without_weights"] = sorted(r["id"] for c in summary["cells"] for r in c["runs"] if r.get("weights") is False)
     summary["units"] = [[f.name for _, f in u] for u in units]
     runs.write_json(out_dir / "sweep.json", summary)
     return summary

@@ -319,3 +319,20 @@ def test_a_sweep_carried_without_weights_keeps_its_finished_runs_and_restarts_a_
         assert a["seen_test_acc"] == b["seen_test_acc"] and a["acc_inferential"] == b["acc_inferential"]
     records = {r["id"]: r for c in second["cells"] for r in c["runs"]}
     assert records[done.name]["weights"] is False and records[cut.name]["weights"] is True
+    assert second["without_weights"] == [done.name] and first["without_weights"] == []
+
+
+def test_the_cli_says_which_finished_runs_have_no_weights_and_does_not_publish_them(tmp_path, capsys):
+    out = tmp_path / "sw"
+    args = ["sweep", "--preset", "tiny", "--set", "train.epochs=1", "--set", "sweep.init.gamma=0.5,0.8", "--out", str(out), "--quiet"]
+    assert main(args) == 0
+    carried = sorted((out / "runs").iterdir())[0]
+    (carried / runs.WEIGHTS).unlink()
+    import shutil
+
+    shutil.rmtree(out / "zoo")  # a fresh checkout: no sweep zoo either
+    zoo_index = out / "zoo" / "index.json"
+    capsys.readouterr()
+    assert main(args) == 0
+    assert "1 finished runs have no weights here" in capsys.readouterr().out
+    assert sorted(json.loads(zoo_index.read_text())["entries"]) == sorted(p.name for p in (out / "runs").iterdir() if p != carried)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from types import ModuleType, SimpleNamespace
 
-from mechinit.probes import (condensation, cosine_maps, embedding_cosine, embedding_spectrum, information_flow, key_position, logit_lens,
-                             patching, representation_tsne)
+from mechinit.probes import (condensation, cosine_maps, deviation, embedding_cosine, embedding_spectrum, information_flow, key_position,
+                             logit_lens, patching, representation_tsne)
 from mechinit.probes.base import ProbeError, Result
 
 PROBES: dict[str, ModuleType] = {
@@ -24,6 +24,7 @@ PROBES: dict[str, ModuleType] = {
     "patching": patching,
     "logit_lens": logit_lens,
     "key_position": key_position,
+    "deviation": deviation,
 }
 
 

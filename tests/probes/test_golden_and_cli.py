@@ -48,16 +48,16 @@ def test_probe_two_targets_side_by_side(run_dir, tmp_path, capsys):
     assert main(["probe", str(run_dir), str(other), "--out", str(out), "--quiet", "--set", "condensation.threshold=0.9",
                  "--set", "representation_tsne.n_tsne=100"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 2 * 9 + 1 and lines[-1] == f"report: {out / 'report.html'}"
+    assert len(lines) == 2 * 10 + 1 and lines[-1] == f"report: {out / 'report.html'}"
     assert lines[0].startswith("tiny information_flow: mechanism=")
     results = json.loads((out / "results.json").read_text())
     assert list(results) == ["tiny", "other"]
     assert list(results["tiny"]) == ["information_flow", "representation_tsne", "cosine_maps", "condensation", "embedding_spectrum",
-                                     "embedding_cosine", "patching", "logit_lens", "key_position"]
+                                     "embedding_cosine", "patching", "logit_lens", "key_position", "deviation"]
     assert results["tiny"]["condensation"]["meta"]["threshold"] == 0.9
     assert results["tiny"]["embedding_spectrum"]["numbers"]["evolution"]["steps"] == [0, 2, 6, 13, 32]
     page = (out / "report.html").read_text()
-    assert page.count("class='row'") == 9 and "Plotly" in page and "<script src=" not in page  # self-contained
+    assert page.count("class='row'") == 10 and "Plotly" in page and "<script src=" not in page  # self-contained
 
 
 def test_probe_a_checkpoint_file(run_dir, tmp_path, capsys):

@@ -305,6 +305,7 @@ def test_probes_run_on_a_transformer_bridge(task):
     ("key_position.split=dev", "key_position.split = 'dev': choose one of ['test', 'train']"),
     ("key_position.pairs=4,3,3", "key_position.pairs = (4, 3, 3): anchor pairs, flattened"),
     ("key_position.n_inputs=1", "key_position.n_inputs = 1: must be at least 2"),
+    ("deviation.pairs=4", "deviation.pairs = (4,): anchor pairs, flattened"),
 ])
 def test_probe_overrides_out_of_range_are_one_line_errors(override, message, capsys):
     from mechinit.cli import main

@@ -261,9 +261,11 @@ class TrainConfig(_Section):
     snapshot_steps: tuple[int, ...] | None = None
     device: str = "cpu"
     bf16: bool = False
+    tf32: bool = False  # CUDA only: fp32 matmuls in TF32 (PyTorch's default on Ampere GPUs before 1.12); off: full fp32
     threads: int | None = None
     resume_every: int | None = None  # steps between resume states (None: at each evaluation); results do not depend on it
 
+    LATER = ("tf32",)
     OPERATIONAL = ("resume_every",)
 
     def __post_init__(self):
@@ -282,6 +284,8 @@ class TrainConfig(_Section):
         if self.lr_floor > self.lr:
             raise ConfigError(f"train.lr_floor = {self.lr_floor} must not exceed train.lr = {self.lr}")
         _choice("train", "device", self.device, ("cpu", "cuda", "auto"))
+        if self.tf32 and self.device == "cpu":
+            raise ConfigError("train.tf32 = true needs train.device = 'cuda' (or 'auto' on a CUDA machine): TF32 is a GPU matmul mode")
 
 
 @dataclass(frozen=True)
@@ -289,7 +293,8 @@ class RunConfig:
     """Everything that defines a run; ``config.json`` of a run folder holds ``to_dict()``.
 
     The LATER / OPERATIONAL notes above apply per section: ``model.unembed_bias``,
-    ``task.split_modulus`` are LATER (ids of older runs unchanged); ``train.resume_every`` is OPERATIONAL."""
+    ``task.split_modulus`` and ``train.tf32`` are LATER (ids of older runs unchanged); ``train.resume_every``
+    is OPERATIONAL."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
     init: InitConfig = field(default_factory=InitConfig)

@@ -37,7 +37,7 @@ from mechinit.train import (DATA_SEED_OFFSET, TrainingDiverged, epoch_permutatio
 
 SHARED = ("model", "task")  # must agree across members
 SHARED_TRAIN = ("batch_size", "epochs", "steps", "beta1", "beta2", "eps", "eval_every", "n_snapshots",
-                "snapshot_steps", "device", "bf16", "threads")
+                "snapshot_steps", "device", "bf16", "tf32", "threads")
 
 
 def unsupported(cfg: RunConfig) -> str | None:
@@ -82,7 +82,7 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
     first, outs = cfgs[0], [Path(o) for o in outs]
     check_fits(first, members=len(cfgs))
     device = resolve_device(first.train.device)
-    with deterministic(device, first.train.threads):
+    with deterministic(device, first.train.threads, first.train.tf32):
         return _train_ensemble(cfgs, outs, device, quiet)
 
 

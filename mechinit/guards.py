@@ -12,18 +12,24 @@ from typing import Iterator
 
 import torch
 
+from mechinit.config import ConfigError
 from mechinit.errors import TrainingInterrupted  # noqa: F401  (re-exported)
 
 
 @contextlib.contextmanager
-def deterministic(device: str, threads: int | None) -> Iterator[None]:
+def deterministic(device: str, threads: int | None, tf32: bool = False) -> Iterator[None]:
     """``use_deterministic_algorithms(True)``, ``threads`` CPU threads and flushed denormals while
-    inside; the previous settings afterwards. (Adam moments of dead ReLU units decay into float32
+    inside; on CUDA, TF32 matmuls exactly when ``tf32`` (a notebook's own TF32 setting never leaks
+    into a run); the previous settings afterwards. (Adam moments of dead ReLU units decay into float32
     denormals, which run up to 4x slower on CPUs; flushing them changes nothing above 1e-38.)"""
+    if tf32 and device != "cuda":
+        raise ConfigError(f"train.tf32 = true needs a CUDA device; this run resolved to {device!r}")
     before = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled(),
-              torch.is_deterministic_algorithms_warn_only_enabled())
+              torch.is_deterministic_algorithms_warn_only_enabled(),
+              torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
     if device == "cuda":
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = tf32
     if threads is not None:
         torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
@@ -34,6 +40,7 @@ def deterministic(device: str, threads: int | None) -> Iterator[None]:
         torch.set_num_threads(before[0])
         torch.use_deterministic_algorithms(before[1], warn_only=before[2])
         torch.set_flush_denormal(False)  # torch has no getter; False is its default
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before[3], before[4]
 
 
 class StopFlag:

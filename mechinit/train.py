@@ -166,7 +166,7 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
         check_fits(cfg)
         check_out(out)
     device = resolve_device(cfg.train.device)
-    with deterministic(device, cfg.train.threads), stop_on_signals() as stop, contextlib.ExitStack() as held:
+    with deterministic(device, cfg.train.threads, cfg.train.tf32), stop_on_signals() as stop, contextlib.ExitStack() as held:
         if resume:
             held.enter_context(resume_point.lock(out))  # a second `--resume` of this folder gets one line
         return _train(cfg, out, device, resume, quiet, stop, held)

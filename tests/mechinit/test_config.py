@@ -39,6 +39,7 @@ def test_overrides_are_coerced_by_field_type():
         ({"train.lrr": "1"}, "unknown key 'train.lrr'"),
         ({"optim.lr": "1"}, "unknown key 'optim.lr'"),
         ({"init.embed_fan_in": "vocab"}, "init.embed_fan_in = 'vocab' is not allowed; choose one of ['d_model', 'd_vocab']"),
+        ({"train.tf32": "true"}, "train.tf32 = true needs train.device = 'cuda'"),  # the default device is cpu
     ],
 )
 def test_validation_names_the_field_and_allowed_values(overrides, message):
@@ -126,6 +127,8 @@ def test_later_fields_enter_the_id_only_when_set():
     assert run_id(build_cfg(**{"train.resume_every": 5})) == run_id(base)  # never changes results
     assert run_id(build_cfg(**{"model.unembed_bias": True})) != run_id(base)
     assert run_id(build_cfg(**{"task.split_modulus": 9})) != run_id(base)
+    assert "tf32" not in base.canonical_json()
+    assert run_id(build_cfg(**{"train.device": "cuda", "train.tf32": True})) != run_id(build_cfg(**{"train.device": "cuda"}))
 
 
 def test_every_preset_has_a_one_line_description_in_train_help(capsys):

@@ -231,3 +231,30 @@ def test_a_second_trainer_of_one_folder_gets_one_line(tmp_path, monkeypatch):
     rows = runs.read_metrics(run)
     assert len(rows) == len({r["step"] for r in rows})  # no duplicated rows
     train(None, run, resume=True, quiet=True)  # once the lock is free, it resumes
+
+
+def test_tf32_is_set_for_cuda_runs_exactly_as_configured_and_restored_after():
+    """A CUDA run computes its fp32 matmuls in TF32 exactly when train.tf32 says so, whatever the
+    notebook had set; the notebook's settings come back afterwards. (The flags are torch globals,
+    settable without a GPU; a CPU run leaves them alone and refuses tf32.)"""
+    import torch
+
+    from mechinit.config import ConfigError
+    from mechinit.guards import deterministic
+
+    flags = lambda: (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)  # noqa: E731
+    saved = flags()
+    try:
+        for notebook in (False, True):
+            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = notebook
+            for tf32 in (False, True):
+                with deterministic("cuda", None, tf32):
+                    assert flags() == (tf32, tf32)
+                assert flags() == (notebook, notebook)
+            with deterministic("cpu", 1):
+                assert flags() == (notebook, notebook)
+        with pytest.raises(ConfigError, match="train.tf32 = true needs a CUDA device; this run resolved to 'cpu'"):
+            with deterministic("cpu", 1, True):
+                pass
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved

@@ -4,6 +4,8 @@ metrics.jsonl, beside the authors' logged numbers. usage: python docs/cpu-regime
 import json
 from pathlib import Path
 
+import authors_log
+
 HERE = Path(__file__).parent
 SMALL = {3330: "γ 0.8: (4,3) inf 0.12", 5550: "γ 0.8: training acc 0.37", 6660: "γ 0.8: (4,3) inf 0.73",
          8880: "γ 0.8: (4,3) inf 0.96, sym 0.00"}
@@ -70,6 +72,33 @@ def seeds_table(gamma: float) -> str:
     return "\n".join(out)
 
 
+def pairs_table() -> str:
+    """γ 0.8 at d_model 400, pair by pair on train-split keys, at the steps the authors' log has them:
+    the mean over the 15 seen pairs, the exception (3,4), and (4,3) under each map (authors: also the
+    share of near misses, 1-3 away from x - 10). Ours per seed, from metrics.jsonl."""
+    runs = sorted(r for r in (HERE / "paper-width").glob("g0.8*") if (r / "metrics.jsonl").is_file())
+    rows = {r: {m["step"]: m for m in map(json.loads, (r / "metrics.jsonl").read_text().splitlines())} for r in runs}
+    seeds = [json.loads((r / "config.json").read_text())["train"]["seed"] for r in runs]
+    out = ["γ 0.8 at d_model 400, train-split keys: mean seen pair / (3,4) / (4,3) inferential / (4,3) symmetric "
+           "(authors: / (4,3) near misses)", "",
+           "| step | authors' log | " + " | ".join(f"seed {s}" for s in seeds) + " |", "|---|---|" + "---|" * len(seeds)]
+    for step, accs in sorted(authors_log.PAIRS.items()):
+        dev = authors_log.DEVIATION_43[step]
+        cells = [f"{sum(accs.values()) / len(accs):.2f} / {accs['3,4']:.2f} / {dev.get(0, 0.0):.2f} / {dev.get(4, 0.0):.2f} / "
+                 f"{authors_log.near(dev):.2f}"]
+        for r in runs:
+            m = rows[r].get(step)
+            if m is None:
+                cells.append("")
+                continue
+            seen = [rec["train_keys"]["designated"] for rec in m["pairs"].values() if rec["seen"]]
+            tk = m["pairs"]["4,3"]["train_keys"]
+            cells.append(f"{sum(seen) / len(seen):.2f} / {m['pairs']['3,4']['train_keys']['designated']:.2f} / "
+                         f"{tk['inferential']:.2f} / {tk['symmetric']:.2f}")
+        out.append(f"| {step} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 if __name__ == "__main__":
     runs = sorted((HERE / "paper-width").glob("g*")) + sorted((HERE / "search-authors" / "runs").glob("*"))
-    print("\n\n".join([seeds_table(0.8), *(table(r) for r in runs if (r / "metrics.jsonl").is_file())]))
+    print("\n\n".join([seeds_table(0.8), pairs_table(), *(table(r) for r in runs if (r / "metrics.jsonl").is_file())]))

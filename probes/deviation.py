@@ -67,7 +67,7 @@ def offsets(model, task, cfg: Config, pair: tuple[int, int]) -> dict[int, float]
 
 
 def summary(dist: dict[int, float], symmetric: int | None) -> dict:
-    near = sum(share for offset, share in dist.items() if 1 <= abs(offset) <= NEAR and offset != symmetric)
+    near = float(sum(share for offset, share in dist.items() if 1 <= abs(offset) <= NEAR and offset != symmetric))
     return {"at_inferential": dist.get(0, 0.0), "at_symmetric": None if symmetric is None else dist.get(symmetric, 0.0),
             "near": near, "mode": max(dist, key=dist.get)}
 

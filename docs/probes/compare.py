@@ -15,6 +15,7 @@ KEYS = [
     ("condensation", "n_groups_90"), ("condensation", "largest_group"), ("condensation", "mean_abs_cos"),
     ("embedding_spectrum", "effective_rank"), ("embedding_spectrum", "top_k_energy"), ("embedding_spectrum", "half_growth_step"),
     ("key_position", "inferential_by_position"), ("key_position", "symmetric_by_position"),
+    ("deviation", "at_inferential"), ("deviation", "at_symmetric"), ("deviation", "near"), ("deviation", "mode"),
 ]
 
 
@@ -41,7 +42,7 @@ def main():
         print(f"| {probe}.{key} | " + " | ".join(fmt(heads[n][probe].get(key)) for n in names) + " |")
     for probe, key in KEYS:
         vals = [[heads[f"{p}-s{s}"][probe].get(key) for s in range(3)] for p in ("small-init", "large-init")]
-        if all(isinstance(v, (int, float)) for row in vals for v in row):
+        if key != "mode" and all(isinstance(v, (int, float)) for row in vals for v in row):  # a mode offset has no mean
             print(f"{probe}.{key}: small {statistics.mean(vals[0]):.3f} ± {statistics.pstdev(vals[0]):.3f}, "
                   f"large {statistics.mean(vals[1]):.3f} ± {statistics.pstdev(vals[1]):.3f}")
 

@@ -51,10 +51,11 @@ def hooks(model, cfg: Config) -> list[str]:
     return []  # reads the model's output only
 
 
-def symmetric_offset(task, pair: tuple[int, int]) -> int | None:
-    """Offset of the pair's symmetric answer (its mirror's designated map) from the inferential target."""
-    mirror = task.designated[(pair[1], pair[0])]
-    return None if mirror is None else mirror - inferential_shift(pair)
+def map_offset(task, pair: tuple[int, int], kind: str) -> int | None:
+    """Offset from the inferential target of the pair's ``designated`` map (what a seen pair is trained
+    on) or its ``symmetric`` one (its mirror's designated map); None where the pair has no such map."""
+    shift = task.designated[pair if kind == "designated" else (pair[1], pair[0])]
+    return None if shift is None else shift - inferential_shift(pair)
 
 
 def offsets(model, task, cfg: Config, pair: tuple[int, int]) -> dict[int, float]:
@@ -78,8 +79,9 @@ def run(model, task, cfg: Config = Config(), snapshots=None) -> Result:  # noqa:
         raise ProbeError("deviation.pairs is empty; give anchor pairs, e.g. 4,3")
     per_pair = {}
     for pair in pairs:
-        dist, symmetric = offsets(model, task, cfg, pair), symmetric_offset(task, pair)
-        per_pair[pair_name(pair)] = {"offsets": dist, "symmetric_offset": symmetric, **summary(dist, symmetric)}
+        dist, symmetric = offsets(model, task, cfg, pair), map_offset(task, pair, "symmetric")
+        per_pair[pair_name(pair)] = {"offsets": dist, "symmetric_offset": symmetric,
+                                     "designated_offset": map_offset(task, pair, "designated"), **summary(dist, symmetric)}
     first = per_pair[pair_name(pairs[0])]
     headline = {k: first[k] for k in ("at_inferential", "at_symmetric", "near", "mode")}
     meta = {"hooks": [], "near": NEAR, **cfg.to_dict()}
@@ -93,10 +95,15 @@ def _figure(result: Result):
     pairs = result.numbers["pairs"]
     fig = make_subplots(rows=1, cols=len(pairs), subplot_titles=[f"({p})" for p in pairs])
     for i, rec in enumerate(pairs.values(), start=1):
-        xs = sorted(rec["offsets"])
-        colours = ["#1f77b4" if x == 0 else "#d62728" if x == rec["symmetric_offset"] else "#999999" for x in xs]
-        fig.add_trace(go.Bar(x=xs, y=[rec["offsets"][x] for x in xs], marker_color=colours, showlegend=False), 1, i)
-        fig.update_xaxes(title_text="answer − inferential target (blue: inferential, red: symmetric)", row=1, col=i)
+        dist = {int(x): share for x, share in rec["offsets"].items()}  # JSON keeps the offsets as strings
+        marked = {rec["designated_offset"]: "#2ca02c", rec["symmetric_offset"]: "#d62728", 0: "#1f77b4"}  # 0 last: stays blue
+        marked.pop(None, None)
+        ends = list(dist) + list(marked)
+        xs = list(range(min(ends), max(ends) + 1))  # every offset in between, so each bar is one offset wide
+        fig.add_trace(go.Bar(x=xs, y=[dist.get(x, 0.0) for x in xs], width=0.9, showlegend=False,
+                             marker_color=[marked.get(x, "#999999") for x in xs]), 1, i)
+        fig.update_xaxes(title_text="answer − inferential target (blue: inferential, green: designated, red: symmetric)",
+                         row=1, col=i)
         fig.update_yaxes(title_text="fraction of answers", range=[0, 1], row=1, col=i)
     fig.update_layout(title=f"deviation of the answers ({result.meta['split']}-split keys, {result.meta['n_inputs']} sequences per pair)",
                       height=450)

@@ -25,7 +25,11 @@ def test_a_position_rule_splits_the_held_out_pair_between_its_two_maps(monkeypat
     assert r.headline["at_inferential"] + r.headline["at_symmetric"] == pytest.approx(1.0)
     seen = r.numbers["pairs"]["3,4"]  # (3,4): x−6 is its designated map; it has no symmetric one
     assert seen["symmetric_offset"] is None and seen["at_symmetric"] is None and set(seen["offsets"]) == {0, 4}
-    assert r.meta["split"] == "train" and r.figure().data
+    assert seen["designated_offset"] == 4 and r.numbers["pairs"]["4,3"]["designated_offset"] is None
+    held, mirror = r.figure().data  # one bar per offset from the lowest to the highest, the maps' offsets coloured
+    assert list(held.x) == [0, 1, 2, 3, 4] and list(held.marker.color) == ["#1f77b4", "#999999", "#999999", "#999999", "#d62728"]
+    assert list(mirror.marker.color) == ["#1f77b4", "#999999", "#999999", "#999999", "#2ca02c"]
+    assert r.meta["split"] == "train"
 
 
 def test_near_misses_are_counted_apart_from_the_two_maps(monkeypatch):

@@ -40,3 +40,6 @@ DEVIATION_43 = {
 def near(dist: dict[int, float], symmetric: int = 4, reach: int = 3) -> float:
     """Share of answers 1..reach away from the target, the symmetric offset excluded (as the deviation probe counts)."""
     return sum(share for offset, share in dist.items() if 1 <= abs(offset) <= reach and offset != symmetric)
+
+# the same log of the γ 0.5 run (result_0.5/train_log.log): (4,3) deviation shares at steps 1,110 and 2,220
+DEVIATION_43_G05 = {1110: {-6: .0199, 3: .2252, 4: .7534, 6: .0011, 7: .0003}, 2220: {4: 1.0}}

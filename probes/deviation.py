@@ -23,7 +23,8 @@ import torch
 
 from mechinit.probes.base import ProbeConfig, ProbeError, Result, require
 from mechinit.probes.key_position import answers
-from mechinit.tasks.anchor import SHIFT, inferential_shift, pair_name
+from mechinit.probes.patching import require_pairs_and_inputs
+from mechinit.tasks.anchor import inferential_shift, pair_name
 
 NAME = "deviation"
 TASKS = ("anchor",)
@@ -41,9 +42,7 @@ class Config(ProbeConfig):
     NAME = "deviation"
 
     def validate(self) -> None:
-        require(self, "pairs", len(self.pairs) % 2 == 0 and all(a in SHIFT for a in self.pairs),
-                "anchor pairs, flattened: an even number of anchors from 1..4, e.g. 4,3,3,4")
-        require(self, "n_inputs", self.n_inputs >= 2, "must be at least 2")
+        require_pairs_and_inputs(self)
         require(self, "split", self.split in ("test", "train"), "choose one of ['test', 'train']")
 
 

@@ -56,10 +56,15 @@ class LayoutConfig(ProbeConfig):
     seed: int = 0
 
     def validate(self) -> None:
-        require(self, "pairs", len(self.pairs) % 2 == 0 and all(a in SHIFT for a in self.pairs),
-                "anchor pairs, flattened: an even number of anchors from 1..4, e.g. 4,3,3,4")
-        require(self, "n_inputs", self.n_inputs >= 2, "must be at least 2")
+        require_pairs_and_inputs(self)
         require(self, "key_pos", self.key_pos >= 0, "a position >= 0")
+
+
+def require_pairs_and_inputs(cfg) -> None:
+    """The checks of a probe config's ``pairs`` (flattened anchor pairs) and ``n_inputs``."""
+    require(cfg, "pairs", len(cfg.pairs) % 2 == 0 and all(a in SHIFT for a in cfg.pairs),
+            "anchor pairs, flattened: an even number of anchors from 1..4, e.g. 4,3,3,4")
+    require(cfg, "n_inputs", cfg.n_inputs >= 2, "must be at least 2")
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,8 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--ensemble", choices=("auto", "off"), default="auto",
                     help="auto: runs of one shape train together as ensembles (torch.func-free stacked models); off: one by one")
     sw.add_argument("--ensemble-size", type=int, default=8, help="most runs in one ensemble (auto mode)")
+    sw.add_argument("--reduce-only", action="store_true",
+                    help="train nothing: reduce the runs finished so far into sweep.json and report.html (a partial phase diagram)")
     sw.add_argument("--quiet", action="store_true")
 
     z = sub.add_parser("zoo", help="list, show, publish and verify zoo entries")
@@ -217,7 +219,7 @@ def _short(value) -> str:
 
 def _sweep(args) -> int:
     from mechinit.resolve import parse_sets, resolve_config
-    from mechinit.sweep import run_sweep, spec_from_sets
+    from mechinit.sweep import reduce_sweep, run_sweep, spec_from_sets
     from mechinit.sweep_report import write_report
     from mechinit.tasks.vocabulary import vocabulary_of
 
@@ -232,9 +234,12 @@ def _sweep(args) -> int:
         if folder.name not in zoo.store.read_index(args.out / "zoo")["entries"]:
             zoo.publish(folder, zoo_dir=args.out / "zoo")
 
-    summary = run_sweep(spec, args.out, jobs=args.jobs, progress=not args.quiet, executor=args.executor,
-                        slurm=dict(parse_sets(args.slurm)), on_finished=publish,
-                        ensemble=args.ensemble, ensemble_size=args.ensemble_size)
+    if args.reduce_only:
+        summary = reduce_sweep(spec, args.out)
+    else:
+        summary = run_sweep(spec, args.out, jobs=args.jobs, progress=not args.quiet, executor=args.executor,
+                            slurm=dict(parse_sets(args.slurm)), on_finished=publish,
+                            ensemble=args.ensemble, ensemble_size=args.ensemble_size)
     report = write_report(args.out, summary)
     shown = ("headline", *(m.key for m in vocabulary_of(spec.base.task.name).sweep_metrics))
     for cell in summary["cells"]:
@@ -247,6 +252,9 @@ def _sweep(args) -> int:
     if summary["without_weights"]:
         print(f"{len(summary['without_weights'])} finished runs have no weights here (carried from another checkout by "
               "their metrics): counted in the cells, not published to the sweep's zoo")
+    if summary["pending"]:
+        print(f"{summary['finished']} of {summary['finished'] + len(summary['pending']) + len(summary['failed'])} runs finished; "
+              f"{len(summary['pending'])} not yet (their cells are null)")
     print(f"sweep: {args.out / 'sweep.json'}  report: {report}")
     return EXIT_FAILED if summary["failed"] else 0
 

@@ -244,10 +244,34 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: boo
             folder = out_dir / "runs" / run_id(cfg)
             if (folder / runs.WEIGHTS).is_file():
                 on_finished(folder)
+    return _summarise(spec, out_dir, failures, [[f.name for _, f in u] for u in units])
+
+
+def reduce_sweep(spec: SweepSpec, out_dir: str | Path) -> dict:
+    """Reduce the runs a sweep has finished so far into ``sweep.json``, training nothing (a partial
+    phase diagram while the sweep runs elsewhere or waits for the next session). Cells with a
+    missing run stay ``None``; ``pending`` lists the runs not finished, ``failed`` those of them
+    that left an error log."""
+    out_dir = Path(out_dir)
+    if not (out_dir / "runs").is_dir():
+        raise ConfigError(f"sweep folder {out_dir} has no runs/ folder: nothing to reduce (train the sweep first)")
+    failures = {}
+    for cfg in spec.configs():
+        folder = out_dir / "runs" / run_id(cfg)
+        log = Path(f"{folder}.log")
+        if log.is_file() and not finished(cfg, folder):
+            failures[folder.name] = str(log)
+    return _summarise(spec, out_dir, failures, [])
+
+
+def _summarise(spec: SweepSpec, out_dir: Path, failures: dict, units: list[list[str]]) -> dict:
     summary = reduce_runs(spec, out_dir / "runs")
+    records = [r for c in summary["cells"] for r in c["runs"]]
     summary["failed"] = failures
-    summary["without_weights"] = sorted(r["id"] for c in summary["cells"] for r in c["runs"] if r.get("weights") is False)
-    summary["units"] = [[f.name for _, f in u] for u in units]
+    summary["pending"] = sorted(r["id"] for r in records if r.get("missing") and r["id"] not in failures)
+    summary["finished"] = sum(1 for r in records if not r.get("missing"))
+    summary["without_weights"] = sorted(r["id"] for r in records if r.get("weights") is False)
+    summary["units"] = units
     runs.write_json(out_dir / "sweep.json", summary)
     return summary
 

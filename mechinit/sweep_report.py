@@ -100,12 +100,13 @@ def cells_table(summary: dict) -> str:
 
     axes, cells = summary["axes"], summary["cells"]
     shown = [m for m in vocabulary(summary).table if any(_mean(c, m.key) is not None for c in cells)]
-    head = "".join(f"<th>{html.escape(a)}</th>" for a in axes) + "".join(f"<th>{html.escape(m.title)}</th>" for m in shown) + "<th>runs</th>"
+    head = "".join(f"<th>{html.escape(a)}</th>" for a in axes) + "".join(f"<th>{html.escape(m.title)}</th>" for m in shown) + "<th>runs finished</th>"
     rows = []
     for c in sorted(cells, key=lambda c: [str(c["axes"][a]) for a in axes]):
         vals = "".join(f"<td class='num'>{html.escape(str(c['axes'][a]))}</td>" for a in axes)
         vals += "".join(f"<td class='num'>{_num(c.get(m.key))}</td>" for m in shown)
-        rows.append(f"<tr>{vals}<td class='num'>{len(c.get('runs', []))}</td></tr>")
+        done = sum(1 for r in c.get("runs", []) if not r.get("missing"))
+        rows.append(f"<tr>{vals}<td class='num'>{done} of {len(c.get('runs', []))}</td></tr>")
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
 
 
@@ -127,7 +128,11 @@ def write_report(out_dir: str | Path, summary: dict) -> Path:
     figs = "".join(row_html([("", figure_html(f, f"fig-{i}"))]) for i, f in enumerate(figures(summary)))
     failed = "".join(f"<li>{html.escape(k)}: {html.escape(str(v))}</li>" for k, v in summary.get("failed", {}).items())
     note = vocabulary(summary).report_note
-    body = (f"<h1>mechinit sweep</h1><p>{len(summary['cells'])} cells over {html.escape(str(summary['axes']))}; "
+    records = [r for c in summary["cells"] for r in c.get("runs", [])]
+    done = sum(1 for r in records if not r.get("missing"))
+    partial = (f"<p><b>Partial: {done} of {len(records)} runs finished</b>; a cell with a run missing is null (blank) until "
+               "its runs finish.</p>") if done < len(records) else ""
+    body = (f"<h1>mechinit sweep</h1>{partial}<p>{len(summary['cells'])} cells over {html.escape(str(summary['axes']))}; "
             f"{html.escape(reduction(summary['spec']))}"
             f"{f'; {html.escape(note)}' if note else ''}; failed runs: {len(summary.get('failed', {}))}</p>"
             f"<ul>{failed}</ul>{cells_table(summary)}{figs}")

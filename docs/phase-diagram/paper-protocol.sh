@@ -7,13 +7,17 @@
 # later session (finished runs are skipped, the stopped run resumes from its resume point). The run
 # folders are git-ignored; `git add -f $(bash docs/phase-diagram/carry.sh)` carries them to the next
 # checkout without weights (config, metrics and card; a finished run counts as done from its metrics).
-# Tables: python docs/phase-diagram-table.py docs/phase-diagram/paper-protocol
+# The phase diagram so far, at any time (trains nothing; writes sweep.json and report.html):
+#   bash docs/phase-diagram/paper-protocol.sh --reduce-only && python docs/phase-diagram-table.py docs/phase-diagram/paper-protocol
 set -uo pipefail
-echo 19 > /proc/self/autogroup 2>/dev/null || true  # background priority also across autogroups (setsid)
 root=$(cd "$(dirname "$0")/../.." && pwd)
+sweep=(sweep --preset small-init
+  --set sweep.model.n_layers=2,4 --set sweep.init.gamma=0.3,0.6,1.0 --set sweep.train.seed=0,1,2
+  --set sweep.train.lr=5e-4,1e-3,2e-3 --best-over train.lr --set train.resume_every=100
+  --ensemble off --jobs 1 --out "$root/docs/phase-diagram/paper-protocol" --quiet)
+if [ "${1:-}" = --reduce-only ]; then
+  exec "$root/.venv/bin/mechinit" "${sweep[@]}" --reduce-only
+fi
+echo 19 > /proc/self/autogroup 2>/dev/null || true  # background priority also across autogroups (setsid)
 mkdir -p "$root/docs/phase-diagram/logs"
-OMP_NUM_THREADS=1 nice -n 19 "$root/.venv/bin/mechinit" sweep --preset small-init \
-  --set sweep.model.n_layers=2,4 --set sweep.init.gamma=0.3,0.6,1.0 --set sweep.train.seed=0,1,2 \
-  --set sweep.train.lr=5e-4,1e-3,2e-3 --best-over train.lr --set train.resume_every=100 \
-  --ensemble off --jobs 1 --out "$root/docs/phase-diagram/paper-protocol" --quiet \
-  >>"$root/docs/phase-diagram/logs/paper-protocol.log" 2>&1
+OMP_NUM_THREADS=1 nice -n 19 "$root/.venv/bin/mechinit" "${sweep[@]}" >>"$root/docs/phase-diagram/logs/paper-protocol.log" 2>&1

@@ -336,3 +336,39 @@ def test_the_cli_says_which_finished_runs_have_no_weights_and_does_not_publish_t
     assert main(args) == 0
     assert "1 finished runs have no weights here" in capsys.readouterr().out
     assert sorted(json.loads(zoo_index.read_text())["entries"]) == sorted(p.name for p in (out / "runs").iterdir() if p != carried)
+
+
+def test_reduce_only_tables_the_finished_runs_and_trains_nothing(tmp_path, capsys):
+    """`mechinit sweep --reduce-only`: the phase diagram so far (while the sweep runs elsewhere or waits
+    for the next session) — finished runs reduced, a cell with a missing run null, nothing trained."""
+    from mechinit.resolve import resolve_config
+    from mechinit.sweep import spec_from_sets
+
+    out = tmp_path / "sw"
+    args = ["sweep", "--preset", "tiny", "--set", "train.epochs=1", "--set", "sweep.init.gamma=0.5,0.8",
+            "--set", "sweep.train.lr=1e-3,2e-3", "--best-over", "train.lr", "--out", str(out), "--quiet", "--reduce-only"]
+    assert main(args) == 2 and "has no runs/ folder: nothing to reduce" in capsys.readouterr().err
+    spec = spec_from_sets(resolve_config("tiny", None, ["train.epochs=1"]),
+                          {"sweep.init.gamma": "0.5,0.8", "sweep.train.lr": "1e-3,2e-3"}, best_over=["train.lr"])
+    planted = {(0.5, 1e-3): (0.2, 0.7), (0.5, 2e-3): (0.6, 0.1), (0.8, 1e-3): (0.9, 0.0)}  # (0.8, 2e-3) not finished
+    for cfg in spec.configs():
+        if (cfg.init.gamma, cfg.train.lr) in planted:
+            _fake_run(out / "runs" / run_id(cfg), *planted[(cfg.init.gamma, cfg.train.lr)], 1.0)
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "3 of 4 runs finished; 1 not yet (their cells are null)" in printed
+    summary = json.loads((out / "sweep.json").read_text())
+    by_gamma = {c["axes"]["init.gamma"]: c for c in summary["cells"]}
+    assert by_gamma[0.5]["acc_inferential"]["mean"] == 0.6 and by_gamma[0.5]["acc_symmetric"]["mean"] == 0.7  # best lr per mapping
+    assert by_gamma[0.8]["acc_inferential"]["mean"] is None  # one of its lrs is missing: no number, never a default
+    missing = run_id(spec.configs()[3])
+    assert summary["pending"] == [missing] and summary["finished"] == 3 and summary["failed"] == {}
+    assert sorted(p.name for p in (out / "runs").iterdir()) == sorted(run_id(c) for c in spec.configs()[:3])  # nothing trained
+    assert not (out / "zoo").exists()
+    html = (out / "report.html").read_text()
+    assert "Partial: 3 of 4 runs finished" in html and "<td class='num'>1 of 2</td>" in html
+    (out / "runs" / f"{missing}.log").write_text("Traceback ...")  # the missing run failed in the sweep
+    assert main(args) == 1
+    summary = json.loads((out / "sweep.json").read_text())
+    assert summary["failed"] == {missing: str(out / "runs" / f"{missing}.log")} and summary["pending"] == []
+    assert f"failed: {missing}" in capsys.readouterr().out

@@ -110,16 +110,21 @@ class ModelConfig(_Section):
 
 @dataclass(frozen=True)
 class InitConfig(_Section):
-    """γ-scaled init: every weight ~ N(0, d_in^-2γ). See :mod:`mechinit.init` for the d_in table."""
+    """γ-scaled init: every weight ~ N(0, d_in^-2γ) (``distribution`` "normal"), or uniform in
+    ±(6/d_in)^γ ("uniform-6"). ``embed_fan_in``: the d_in of W_E and W_pos — d_model, d_vocab, or
+    "rows" (each table's row count: d_vocab for W_E, n_ctx for W_pos). See :mod:`mechinit.init`."""
 
     SECTION = "init"
+    LATER = ("distribution",)
     gamma: float = 0.8
     embed_fan_in: str = "d_model"
+    distribution: str = "normal"
 
     def __post_init__(self):
         self.check_finite()
         _positive("init", "gamma", self.gamma, allow_zero=True)
-        _choice("init", "embed_fan_in", self.embed_fan_in, ("d_model", "d_vocab"))
+        _choice("init", "embed_fan_in", self.embed_fan_in, ("d_model", "d_vocab", "rows"))
+        _choice("init", "distribution", self.distribution, ("normal", "uniform-6"))
 
 
 class TaskOptions(_Section):

@@ -7,6 +7,12 @@ zero. :func:`gamma_init_` returns the std applied to every parameter; it is stor
 
 ``model.unembed_bias`` (the authors' teaching code): ``unembed.b_U`` is trained and starts as a
 PyTorch ``nn.Linear`` bias does, uniform in ±1/√d_model — not γ-scaled (rule ``{"uniform": bound}``).
+
+``init.distribution = "uniform-6"`` draws each γ-scaled weight uniformly in ±(6/d_in)^γ instead (std
+(6/d_in)^γ/√3; at γ = 0.5 the Kaiming-uniform bound): the convention of ``model.py`` in the
+authors' sibling folder ``code/multi-step_reasoning_code``, where the token and position tables take
+their row counts as d_in (``init.embed_fan_in = "rows"``). The paper's text and the composition
+folder's ``GPT_specific.py`` use the normal rule (docs/paper-fidelity.md).
 """
 
 from __future__ import annotations
@@ -20,9 +26,13 @@ from torch import nn
 from mechinit.config import InitConfig, ModelConfig
 
 # parameter-name suffix -> function of (model config, init config) giving d_in
+def _embed_fan_in(m: ModelConfig, i: InitConfig, rows: int) -> int:
+    return rows if i.embed_fan_in == "rows" else getattr(m, i.embed_fan_in)
+
+
 _FAN_IN: dict[str, Callable[[ModelConfig, InitConfig], int]] = {
-    "embed.W_E": lambda m, i: getattr(m, i.embed_fan_in),
-    "pos_embed.W_pos": lambda m, i: getattr(m, i.embed_fan_in),
+    "embed.W_E": lambda m, i: _embed_fan_in(m, i, m.d_vocab),
+    "pos_embed.W_pos": lambda m, i: _embed_fan_in(m, i, m.n_ctx),
     "attn.W_Q": lambda m, i: m.d_model,
     "attn.W_K": lambda m, i: m.d_model,
     "attn.W_V": lambda m, i: m.d_model,
@@ -47,6 +57,8 @@ def init_rule(name: str, model_cfg: ModelConfig, init_cfg: InitConfig) -> dict:
     suffix = ".".join(name.split(".")[-2:])
     if suffix in _FAN_IN:
         d_in = _FAN_IN[suffix](model_cfg, init_cfg)
+        if init_cfg.distribution == "uniform-6":
+            return {"uniform": (6.0 / d_in) ** init_cfg.gamma, "d_in": d_in}
         return {"std": float(d_in) ** -init_cfg.gamma, "d_in": d_in}
     for pattern, value in _CONSTANT.items():
         if re.search(pattern, name):

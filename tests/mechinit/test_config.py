@@ -38,7 +38,8 @@ def test_overrides_are_coerced_by_field_type():
         ({"task.name": "nope"}, "task.name = 'nope' is not allowed; choose one of ['anchor', "),
         ({"train.lrr": "1"}, "unknown key 'train.lrr'"),
         ({"optim.lr": "1"}, "unknown key 'optim.lr'"),
-        ({"init.embed_fan_in": "vocab"}, "init.embed_fan_in = 'vocab' is not allowed; choose one of ['d_model', 'd_vocab']"),
+        ({"init.embed_fan_in": "vocab"}, "init.embed_fan_in = 'vocab' is not allowed; choose one of ['d_model', 'd_vocab', 'rows']"),
+        ({"init.distribution": "uniform"}, "init.distribution = 'uniform' is not allowed; choose one of ['normal', 'uniform-6']"),
         ({"train.tf32": "true"}, "train.tf32 = true needs train.device = 'cuda'"),  # the default device is cpu
     ],
 )
@@ -127,7 +128,8 @@ def test_later_fields_enter_the_id_only_when_set():
     assert run_id(build_cfg(**{"train.resume_every": 5})) == run_id(base)  # never changes results
     assert run_id(build_cfg(**{"model.unembed_bias": True})) != run_id(base)
     assert run_id(build_cfg(**{"task.split_modulus": 9})) != run_id(base)
-    assert "tf32" not in base.canonical_json()
+    assert "tf32" not in base.canonical_json() and "distribution" not in base.canonical_json()
+    assert run_id(build_cfg(**{"init.distribution": "uniform-6"})) != run_id(base)
     assert run_id(build_cfg(**{"train.device": "cuda", "train.tf32": True})) != run_id(build_cfg(**{"train.device": "cuda"}))
 
 

@@ -39,6 +39,27 @@ def test_fan_in_table_uses_heads_times_d_head_for_W_O():
     assert init_rule("embed.W_E", mc, InitConfig(gamma=0.5, embed_fan_in="d_vocab"))["d_in"] == mc.d_vocab
 
 
+def test_uniform_6_and_row_count_fan_in_the_sibling_folders_convention():
+    """init.distribution = "uniform-6" draws U(±(6/d_in)^γ); init.embed_fan_in = "rows" gives W_E
+    d_in = d_vocab and W_pos d_in = n_ctx (model.py of the authors' multi-step folder)."""
+    mc = ModelConfig(n_layers=1, d_model=96, d_head=48, n_heads=2, d_mlp=192, d_vocab=150, n_ctx=9)
+    ic = InitConfig(gamma=0.8, distribution="uniform-6", embed_fan_in="rows")
+    model, table = new_model(mc, ic, seed=0)
+    expected_d_in = {"embed.W_E": 150, "pos_embed.W_pos": 9, "blocks.0.attn.W_Q": 96, "blocks.0.attn.W_O": 96,
+                     "blocks.0.mlp.W_in": 96, "blocks.0.mlp.W_out": 192, "unembed.W_U": 96}
+    params = dict(model.named_parameters())
+    for name, d_in in expected_d_in.items():
+        bound = (6 / d_in) ** 0.8
+        assert table[name] == {"uniform": pytest.approx(bound), "d_in": d_in}, name
+        w = params[name].detach().float()
+        assert w.abs().max().item() <= bound and w.abs().max().item() > 0.9 * bound, name  # fills its interval
+        assert abs(w.std().item() / (bound / 3 ** 0.5) - 1) < _tolerance(w.numel()), name
+    assert table["pos_embed.W_pos"]["uniform"] == pytest.approx(0.723, abs=1e-3)  # (6/9)^0.8: position rows get the largest bound
+    assert init_rule("embed.W_E", mc, InitConfig(gamma=0.8, embed_fan_in="rows")) == {"std": pytest.approx(150 ** -0.8), "d_in": 150}
+    assert init_rule("pos_embed.W_pos", mc, InitConfig(gamma=0.8, embed_fan_in="rows"))["d_in"] == 9
+    assert all(torch.all(params[n] == r["const"]) for n, r in table.items() if "const" in r)  # LayerNorms untouched
+
+
 def test_no_parameter_left_uninitialised():
     mc = ModelConfig(d_model=32, d_head=16, d_mlp=64, d_vocab=120)
     model = build_model(mc)

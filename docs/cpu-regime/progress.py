@@ -33,8 +33,7 @@ def table(run: Path) -> str:
     config = json.loads((run / "config.json").read_text())
     gamma, width = config["init"]["gamma"], config["model"]["d_model"]
     authors = AUTHORS.get(gamma, {})
-    seed = config["train"]["seed"]
-    out = [f"`{run.relative_to(HERE.parent.parent)}` (γ {gamma}, d_model {width}, seed {seed})", "",
+    out = [f"`{run.relative_to(HERE.parent.parent)}` (γ {gamma}, d_model {width}, {column(run)})", "",
            "| step | seen-pair test | (4,3) inf / sym, test keys | (4,3) inf / sym, train keys | (3,4) train acc | train loss "
            "| authors' train loss, same steps | samples/s | authors' log at this step |",
            "|---|---|---|---|---|---|---|---|---|"]
@@ -52,17 +51,26 @@ def table(run: Path) -> str:
     return "\n".join(out)
 
 
+def column(run: Path) -> str:
+    """A run's column title: its seed, and its init convention when it is not the paper's normal rule."""
+    config = json.loads((run / "config.json").read_text())
+    init = config["init"]
+    other = init.get("distribution", "normal") != "normal" or init.get("embed_fan_in", "d_model") != "d_model"
+    extra = f" ({init.get('distribution', 'normal')} init, embedding d_in {init.get('embed_fan_in')})" if other else ""
+    return f"seed {config['train']['seed']}{extra}"
+
+
 def seeds_table(gamma: float) -> str:
     """Training loss per 370-step epoch of every paper-width seed at ``gamma`` beside the authors' log,
     and the seen-pair test accuracy in brackets: where (and whether) each run leaves the loss plateau."""
     runs = sorted(r for r in (HERE / "paper-width").glob(f"g{gamma}*") if (r / "metrics.jsonl").is_file())
     if not runs:
         return ""
-    seeds = [json.loads((r / "config.json").read_text())["train"]["seed"] for r in runs]
+    seeds = [column(r) for r in runs]
     rows = {r: {m["step"]: m for m in map(json.loads, (r / "metrics.jsonl").read_text().splitlines())} for r in runs}
     steps = sorted({s for per in rows.values() for s in per if s and s % 370 == 0})
     out = [f"γ {gamma} at d_model 400: training loss of each 370-step epoch (seen-pair test accuracy at its end)", "",
-           "| step | authors' log | " + " | ".join(f"seed {s}" for s in seeds) + " |", "|---|---|" + "---|" * len(seeds)]
+           "| step | authors' log | " + " | ".join(seeds) + " |", "|---|---|" + "---|" * len(seeds)]
     for step in steps:
         cells = []
         for r in runs:
@@ -78,10 +86,10 @@ def pairs_table() -> str:
     share of near misses, 1-3 away from x - 10). Ours per seed, from metrics.jsonl."""
     runs = sorted(r for r in (HERE / "paper-width").glob("g0.8*") if (r / "metrics.jsonl").is_file())
     rows = {r: {m["step"]: m for m in map(json.loads, (r / "metrics.jsonl").read_text().splitlines())} for r in runs}
-    seeds = [json.loads((r / "config.json").read_text())["train"]["seed"] for r in runs]
+    seeds = [column(r) for r in runs]
     out = ["γ 0.8 at d_model 400, train-split keys: mean seen pair / (3,4) / (4,3) inferential / (4,3) symmetric "
            "(authors: / (4,3) near misses)", "",
-           "| step | authors' log | " + " | ".join(f"seed {s}" for s in seeds) + " |", "|---|---|" + "---|" * len(seeds)]
+           "| step | authors' log | " + " | ".join(seeds) + " |", "|---|---|" + "---|" * len(seeds)]
     for step, accs in sorted(authors_log.PAIRS.items()):
         dev = authors_log.DEVIATION_43[step]
         cells = [f"{sum(accs.values()) / len(accs):.2f} / {accs['3,4']:.2f} / {dev.get(0, 0.0):.2f} / {dev.get(4, 0.0):.2f} / "

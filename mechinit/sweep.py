@@ -284,7 +284,7 @@ def finished(cfg: RunConfig, folder: Path) -> bool:
         return True
     if not (folder / runs.METRICS).is_file():
         return False
-    rows = runs.read_metrics(folder)
+    rows = runs.read_metrics(folder, drop_cut_tail=True)  # a line cut by a kill, or mid-append by a running sweep
     return bool(rows) and rows[-1].get("step") == make_plan(cfg.train, make_task(cfg).n_train).total_steps
 
 
@@ -293,7 +293,7 @@ def run_record(spec: SweepSpec, folder: Path, cfg: RunConfig) -> dict | None:
     whether its final weights are in the folder)."""
     if not finished(cfg, folder):
         return None
-    rows = runs.read_metrics(folder)
+    rows = runs.read_metrics(folder, drop_cut_tail=True)
     last = rows[-1]
     to_loss = next((r["epoch"] for r in rows if r.get("train_loss") is not None and r["train_loss"] <= LOSS_TARGET), None)
     return {"id": folder.name, "step": last.get("step"), "weights": (folder / runs.WEIGHTS).is_file(),

@@ -341,6 +341,8 @@ def test_the_cli_says_which_finished_runs_have_no_weights_and_does_not_publish_t
 def test_reduce_only_tables_the_finished_runs_and_trains_nothing(tmp_path, capsys):
     """`mechinit sweep --reduce-only`: the phase diagram so far (while the sweep runs elsewhere or waits
     for the next session) — finished runs reduced, a cell with a missing run null, nothing trained."""
+    import shutil
+
     from mechinit.resolve import resolve_config
     from mechinit.sweep import spec_from_sets
 
@@ -367,6 +369,11 @@ def test_reduce_only_tables_the_finished_runs_and_trains_nothing(tmp_path, capsy
     assert not (out / "zoo").exists()
     html = (out / "report.html").read_text()
     assert "Partial: 3 of 4 runs finished" in html and "<td class='num'>1 of 2</td>" in html
+    cut = out / "runs" / missing  # the missing run, mid-way, its metrics' last line cut (a kill, or an append in progress)
+    cut.mkdir()
+    (cut / runs.METRICS).write_text('{"step": 0, "epoch": 0.0}\n{"step": 5, "ep')
+    assert main(args) == 0 and json.loads((out / "sweep.json").read_text())["pending"] == [missing]
+    shutil.rmtree(cut)
     (out / "runs" / f"{missing}.log").write_text("Traceback ...")  # the missing run failed in the sweep
     assert main(args) == 1
     summary = json.loads((out / "sweep.json").read_text())

@@ -25,11 +25,12 @@ from torch import nn
 
 from mechinit.config import InitConfig, ModelConfig
 
-# parameter-name suffix -> function of (model config, init config) giving d_in
 def _embed_fan_in(m: ModelConfig, i: InitConfig, rows: int) -> int:
+    """d_in of an embedding table: ``init.embed_fan_in`` names a model size, or "rows" (the table's rows)."""
     return rows if i.embed_fan_in == "rows" else getattr(m, i.embed_fan_in)
 
 
+# parameter-name suffix -> function of (model config, init config) giving d_in
 _FAN_IN: dict[str, Callable[[ModelConfig, InitConfig], int]] = {
     "embed.W_E": lambda m, i: _embed_fan_in(m, i, m.d_vocab),
     "pos_embed.W_pos": lambda m, i: _embed_fan_in(m, i, m.n_ctx),

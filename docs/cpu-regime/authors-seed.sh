@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The authors' γ 0.8 run replayed with their seed (docs/cpu-regime/authors_seed.py): niced, one thread, in
 # the background; resumable (rerun this script); stop with pkill -TERM -f "authors_seed.py train".
+# Extra arguments go to the script, e.g. `--threads 2` when it has both cores to itself.
 set -uo pipefail
 echo 19 > /proc/self/autogroup 2>/dev/null || true
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,4 +13,4 @@ if [ -f "$out/resume/state.json" ] && [ ! -f "$out/resume/state.safetensors" ]; 
 fi
 resume=(); [ -f "$out/resume/state.json" ] && resume=(--resume)
 [ ${#resume[@]} -eq 0 ] && rm -rf "$out"
-OMP_NUM_THREADS=1 nice -n 19 "$root/.venv/bin/python" "$root/docs/cpu-regime/authors_seed.py" train "${resume[@]}" >>"$log" 2>&1
+OMP_NUM_THREADS=1 nice -n 19 "$root/.venv/bin/python" "$root/docs/cpu-regime/authors_seed.py" train "${resume[@]}" "$@" >>"$log" 2>&1

@@ -11,7 +11,7 @@ replay before anything trains: the data rows the notebook printed, and the per-d
 their log recorded at step 0 (which depend on both the data and the initial weights).
 
 usage: python docs/cpu-regime/authors_seed.py check          # the two fingerprints
-       python docs/cpu-regime/authors_seed.py train [--resume]   # to step 8,880, one thread, resumable
+       python docs/cpu-regime/authors_seed.py train [--resume] [--threads N]   # to step 8,880 (default one thread), resumable
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def check() -> int:
     return 0 if ok else 1
 
 
-def train(resume: bool) -> int:
+def train(resume: bool, threads: int = 1) -> int:
     """Train mechinit's `paper-code` model from their initial weights on their data in their batch order."""
     from mechinit import runs
     from mechinit import resume as resume_point
@@ -172,7 +172,7 @@ def train(resume: bool) -> int:
     from mechinit.tasks import make_task
     from mechinit.train import SoloStepper, _optimizer, finish_run, lr_at, prepare_out
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     cfg = paper_code_config()
     task = make_task(cfg)
     plan = make_plan(cfg.train, task.n_train, task.eval_sequences)
@@ -226,5 +226,11 @@ if __name__ == "__main__":
     if command == ["check"]:
         sys.exit(check())
     if command == ["train"]:
-        sys.exit(train(resume="--resume" in sys.argv))
+        from mechinit.errors import TrainingInterrupted
+
+        threads = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
+        try:
+            sys.exit(train(resume="--resume" in sys.argv, threads=threads))
+        except TrainingInterrupted as e:
+            sys.exit(f"authors_seed: stopped: {e}")
     sys.exit(__doc__.strip().splitlines()[-2].strip())

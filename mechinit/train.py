@@ -230,7 +230,7 @@ class SoloStepper:
         t = self.cfg.train
         epoch, i = divmod(step, self.plan.steps_per_epoch)
         if self.perm_epoch != epoch:
-            self.perm, self.perm_epoch = epoch_permutation(t.seed, epoch, self.task.n_train).to(self.device), epoch
+            self.perm, self.perm_epoch = self.permutation(epoch).to(self.device), epoch
         idx = self.perm[i * t.batch_size : (i + 1) * t.batch_size]
         for group in self.opt.param_groups:
             group["lr"] = lr_at(step, t, self.plan)
@@ -238,6 +238,10 @@ class SoloStepper:
         with self.autocast:
             logits = self.logits_fn(batch_tokens).float()
         return torch.nn.functional.cross_entropy(logits.flatten(0, -2), batch_targets.flatten(), ignore_index=IGNORE).view(1)
+
+    def permutation(self, epoch: int) -> torch.Tensor:
+        """The order of the training sequences in ``epoch``."""
+        return epoch_permutation(self.cfg.train.seed, epoch, self.task.n_train)
 
     def diverged(self, step: int, values: list[float]) -> None:
         good = last_good_snapshot(self.out, step)

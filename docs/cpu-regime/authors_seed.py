@@ -148,7 +148,7 @@ def check() -> int:
     cfg = paper_code_config()
     model, _ = new_model(cfg.model, cfg.init, 0)
     load_weights(model, weights)
-    model.eval()
+    model.train(False)
     worst = 0
     with torch.inference_mode():
         for name in [g for g in GROUPS if g.endswith("_xm0")] + ["43_xel"]:  # 101k of the 900k: minutes, not an hour
@@ -170,7 +170,7 @@ def train(resume: bool, threads: int = 1) -> int:
     from mechinit.model import build_model, new_model
     from mechinit.schedule import make_plan
     from mechinit.tasks import make_task
-    from mechinit.train import SoloStepper, _optimizer, finish_run, lr_at, prepare_out
+    from mechinit.train import SoloStepper, _optimizer, finish_run, prepare_out
 
     torch.set_num_threads(threads)
     cfg = paper_code_config()
@@ -185,15 +185,8 @@ def train(resume: bool, threads: int = 1) -> int:
             super().__init__(*args)
             self.tokens, self.targets = trained[:, :N_CTX].contiguous(), trained[:, -1].contiguous()
 
-        def forward(self, step: int) -> torch.Tensor:
-            epoch, i = divmod(step, self.plan.steps_per_epoch)
-            if self.perm_epoch != epoch:
-                self.perm, self.perm_epoch = torch.randperm(len(self.tokens), generator=torch.Generator().manual_seed(shuffles[epoch])), epoch
-            idx = self.perm[i * cfg.train.batch_size : (i + 1) * cfg.train.batch_size]
-            for group in self.opt.param_groups:
-                group["lr"] = lr_at(step, cfg.train, self.plan)
-            logits = self.logits_fn(self.tokens[idx]).float()
-            return torch.nn.functional.cross_entropy(logits, self.targets[idx]).view(1)
+        def permutation(self, epoch: int) -> torch.Tensor:  # their DataLoader's shuffle of this epoch
+            return torch.randperm(len(self.tokens), generator=torch.Generator().manual_seed(shuffles[epoch]))
 
     if resume:
         model = build_model(cfg.model, "cpu")

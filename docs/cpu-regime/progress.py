@@ -53,12 +53,12 @@ def table(run: Path) -> str:
 
 def column(run: Path) -> str:
     """A run's column title: its seed, and its init convention when it is not the paper's normal rule."""
+    if (run / "REPLAY.md").is_file():  # docs/cpu-regime/authors_seed.py: their draws, not mechinit's seed
+        return "the authors' seed, replayed"
     config = json.loads((run / "config.json").read_text())
     init = config["init"]
     other = init.get("distribution", "normal") != "normal" or init.get("embed_fan_in", "d_model") != "d_model"
     extra = f" ({init.get('distribution', 'normal')} init, embedding d_in {init.get('embed_fan_in')})" if other else ""
-    if (run / "REPLAY.md").is_file():  # docs/cpu-regime/authors_seed.py: their draws, not mechinit's seed
-        return "the authors' seed, replayed"
     return f"seed {config['train']['seed']}{extra}"
 
 

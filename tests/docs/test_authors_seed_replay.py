@@ -18,8 +18,12 @@ def replay():
     return module
 
 
-def test_the_replayed_data_has_the_rows_their_notebook_printed(replay):
-    data = replay.authors_data()
+@pytest.fixture(scope="module")
+def data(replay):
+    return replay.authors_data()  # 900k sequences, drawn once for both tests
+
+
+def test_the_replayed_data_has_the_rows_their_notebook_printed(replay, data):
     for name, row in replay.PRINTED.items():
         assert data[name][0].tolist() == row
     assert {len(v) for n, v in data.items() if n.endswith("_xm0")} == {5625} and {len(v) for n, v in data.items() if n.endswith("_xel")} == {50625}
@@ -30,10 +34,9 @@ def test_the_replayed_data_has_the_rows_their_notebook_printed(replay):
     assert bool((rows[:, -1] == keys - 2 + 1).all())  # (3,2): x − 2 + 1
 
 
-def test_the_replayed_init_gives_their_step_0_accuracies(replay):
+def test_the_replayed_init_gives_their_step_0_accuracies(replay, data):
     from mechinit.model import new_model
 
-    data = replay.authors_data()
     weights, shuffles = replay.authors_init_and_shuffles(3)
     assert len(shuffles) == 3 and len(set(shuffles)) == 3
     cfg = replay.paper_code_config()

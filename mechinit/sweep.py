@@ -280,20 +280,24 @@ def finished(cfg: RunConfig, folder: Path) -> bool:
     """Whether ``folder`` holds a finished run of ``cfg``: its final weights, or, for a folder kept
     without them (a long sweep carried between checkouts by its ``config.json`` and
     ``metrics.jsonl`` only), a metrics row at the run's last step (the evaluation that ends a run)."""
-    if (folder / runs.WEIGHTS).is_file():
-        return True
-    if not (folder / runs.METRICS).is_file():
-        return False
-    rows = runs.read_metrics(folder, drop_cut_tail=True)  # a line cut by a kill, or mid-append by a running sweep
+    return (folder / runs.WEIGHTS).is_file() or _reached_last_step(cfg, _metrics(folder))
+
+
+def _metrics(folder: Path) -> list[dict]:
+    """A run folder's metrics rows, without a line cut by a kill or mid-append by a running sweep."""
+    return runs.read_metrics(folder, drop_cut_tail=True) if (folder / runs.METRICS).is_file() else []
+
+
+def _reached_last_step(cfg: RunConfig, rows: list[dict]) -> bool:
     return bool(rows) and rows[-1].get("step") == make_plan(cfg.train, make_task(cfg).n_train).total_steps
 
 
 def run_record(spec: SweepSpec, folder: Path, cfg: RunConfig) -> dict | None:
     """A finished run's numbers: the generic ones and those of the task's vocabulary (``weights``:
     whether its final weights are in the folder)."""
-    if not finished(cfg, folder):
+    rows = _metrics(folder)
+    if not rows or not ((folder / runs.WEIGHTS).is_file() or _reached_last_step(cfg, rows)):
         return None
-    rows = runs.read_metrics(folder, drop_cut_tail=True)
     last = rows[-1]
     to_loss = next((r["epoch"] for r in rows if r.get("train_loss") is not None and r["train_loss"] <= LOSS_TARGET), None)
     return {"id": folder.name, "step": last.get("step"), "weights": (folder / runs.WEIGHTS).is_file(),

@@ -81,7 +81,8 @@ class AnchorVocabulary(Vocabulary):
                 "acc_43_inferential": pair.get("inferential"), "acc_43_symmetric": pair.get("symmetric"), "verdict_43": pair.get("label")}
 
     def figures(self, summary: dict) -> list:
-        """Fig 19: epochs until each seen pair's training accuracy reaches 60%, per cell."""
+        """Fig 19: epochs until each seen pair's training accuracy reaches 60%, per cell: the mean over the
+        cell's finished runs (every lr and seed), its trace named with how many of the cell's runs that is."""
         import plotly.graph_objects as go
 
         cells = summary["cells"]
@@ -95,7 +96,9 @@ class AnchorVocabulary(Vocabulary):
                     per_pair.setdefault(name, []).append(epoch)
             names = sorted(per_pair)
             means = [None if any(e is None for e in per_pair[n]) else sum(per_pair[n]) / len(per_pair[n]) for n in names]
-            fig.add_trace(go.Bar(x=[f"({n})" for n in names], y=means, name=", ".join(f"{k}={v}" for k, v in c["axes"].items())))
+            done = sum(1 for r in c["runs"] if not r.get("missing"))
+            label = ", ".join(f"{k}={v}" for k, v in c["axes"].items())
+            fig.add_trace(go.Bar(x=[f"({n})" for n in names], y=means, name=f"{label} (mean of {done} of {len(c['runs'])} runs)"))
         fig.update_layout(title=f"epochs for each seen pair to reach {PAIR_ACC_TARGET:.0%} training accuracy", xaxis_title="seen pair",
                           yaxis_title="epochs", barmode="group")
         return [fig]

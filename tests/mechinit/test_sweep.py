@@ -127,7 +127,12 @@ def test_speed_metrics_for_fig18_and_fig19(tmp_path):
     assert cells[1]["epochs_to_loss"]["mean"] == 1.0 and cells[2]["epochs_to_loss"]["mean"] == 2.0
     (fig18,), (fig19,) = speed_figures(reduce_runs(spec, tmp_path)), ANCHOR.figures(reduce_runs(spec, tmp_path))
     assert list(fig18.data[0].y) == [1.0, 2.0]
-    assert list(fig19.data[0].y) == [2.0, 0.0]
+    assert list(fig19.data[0].y) == [2.0, 0.0] and fig19.data[0].name == "model.n_layers=1 (mean of 2 of 2 runs)"
+    (tmp_path / run_id(spec.configs()[-1]) / runs.WEIGHTS).unlink()  # a run that has not finished: its cell says so
+    (tmp_path / run_id(spec.configs()[-1]) / runs.METRICS).write_text('{"step": 0, "epoch": 0.0}\n')
+    (fig19,) = ANCHOR.figures(reduce_runs(spec, tmp_path))
+    assert [t.name for t in fig19.data] == ["model.n_layers=1 (mean of 2 of 2 runs)", "model.n_layers=2 (mean of 1 of 2 runs)"]
+    assert list(fig19.data[1].y) == [2.0, 0.0]  # the one finished run's own numbers
 
 
 def test_units_group_runs_of_one_shape_into_ensembles(tmp_path):

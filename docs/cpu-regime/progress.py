@@ -109,6 +109,32 @@ def pairs_table() -> str:
     return "\n".join(out)
 
 
+def replay_deviation_table() -> str:
+    """(4,3)'s answers on train-split keys relative to x - 10, the authors' logged "Deviation Distribution"
+    beside the replay's (docs/probes/authors-seed-replay/step{N}.json, by replay-deviation.sh): the share at
+    each offset -3..+4, the near misses (1-3 away, +4 excluded) and the most common offset."""
+    probed = {int(f.stem.removeprefix("step")): next(iter(json.loads(f.read_text()).values()))["deviation"]["numbers"]["pairs"]["4,3"]
+              for f in sorted((HERE.parent / "probes" / "authors-seed-replay").glob("step*.json"))}
+    if not probed:
+        return ""
+    shown = range(-3, 5)
+    signed = lambda o: f"{o:+d}" if o else "0"  # noqa: E731
+    out = ["γ 0.8, the authors' seed: (4,3) answers on train-split keys, share at each offset from x − 10 "
+           "(0 inferential, +4 symmetric), authors' log / replay", "",
+           "| step | " + " | ".join(map(signed, shown)) + " | near misses (1-3 away) | most common |",
+           "|---|" + "---|" * (len(shown) + 2)]
+    for step in sorted(set(probed) | set(authors_log.DEVIATION_43)):
+        theirs, ours = authors_log.DEVIATION_43.get(step), probed.get(step)
+        pair = lambda a, b: f"{a} / {b}"  # noqa: E731
+        fmt = lambda dist, o: "" if dist is None else f"{dist.get(o, 0.0):.2f}"  # noqa: E731
+        ours_dist = None if ours is None else {int(k): v for k, v in ours["offsets"].items()}
+        cells = [pair(fmt(theirs, o), fmt(ours_dist, o)) for o in shown]
+        near = pair("" if theirs is None else f"{authors_log.near(theirs):.2f}", "" if ours is None else f"{ours['near']:.2f}")
+        mode = pair("" if theirs is None else signed(max(theirs, key=theirs.get)), "" if ours is None else signed(ours["mode"]))
+        out.append(f"| {step} | " + " | ".join(cells) + f" | {near} | {mode} |")
+    return "\n".join(out)
+
+
 if __name__ == "__main__":
     runs = sorted((HERE / "paper-width").glob("g*")) + sorted((HERE / "search-authors" / "runs").glob("*"))
-    print("\n\n".join([seeds_table(0.8), pairs_table(), *(table(r) for r in runs if (r / "metrics.jsonl").is_file())]))
+    print("\n\n".join([seeds_table(0.8), pairs_table(), replay_deviation_table(), *(table(r) for r in runs if (r / "metrics.jsonl").is_file())]))

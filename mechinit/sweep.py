@@ -276,11 +276,14 @@ def _summarise(spec: SweepSpec, out_dir: Path, failures: dict, units: list[list[
     return summary
 
 
-def finished(cfg: RunConfig, folder: Path) -> bool:
+def finished(cfg: RunConfig, folder: Path, rows: list[dict] | None = None) -> bool:
     """Whether ``folder`` holds a finished run of ``cfg``: its final weights, or, for a folder kept
     without them (a long sweep carried between checkouts by its ``config.json`` and
-    ``metrics.jsonl`` only), a metrics row at the run's last step (the evaluation that ends a run)."""
-    return (folder / runs.WEIGHTS).is_file() or _reached_last_step(cfg, _metrics(folder))
+    ``metrics.jsonl`` only), a metrics row at the run's last step (the evaluation that ends a run).
+    ``rows``: the folder's metrics when the caller has read them already."""
+    if (folder / runs.WEIGHTS).is_file():
+        return True
+    return _reached_last_step(cfg, _metrics(folder) if rows is None else rows)
 
 
 def _metrics(folder: Path) -> list[dict]:
@@ -296,7 +299,7 @@ def run_record(spec: SweepSpec, folder: Path, cfg: RunConfig) -> dict | None:
     """A finished run's numbers: the generic ones and those of the task's vocabulary (``weights``:
     whether its final weights are in the folder)."""
     rows = _metrics(folder)
-    if not rows or not ((folder / runs.WEIGHTS).is_file() or _reached_last_step(cfg, rows)):
+    if not rows or not finished(cfg, folder, rows):
         return None
     last = rows[-1]
     to_loss = next((r["epoch"] for r in rows if r.get("train_loss") is not None and r["train_loss"] <= LOSS_TARGET), None)

@@ -119,14 +119,14 @@ def replay_deviation_table() -> str:
         return ""
     shown = range(-3, 5)
     signed = lambda o: f"{o:+d}" if o else "0"  # noqa: E731
+    pair = lambda a, b: f"{a} / {b}"  # noqa: E731
+    fmt = lambda dist, o: "" if dist is None else f"{dist.get(o, 0.0):.2f}"  # noqa: E731
     out = ["γ 0.8, the authors' seed: (4,3) answers on train-split keys, share at each offset from x − 10 "
            "(0 inferential, +4 symmetric), authors' log / replay", "",
            "| step | " + " | ".join(map(signed, shown)) + " | near misses (1-3 away) | most common |",
            "|---|" + "---|" * (len(shown) + 2)]
     for step in sorted(set(probed) | set(authors_log.DEVIATION_43)):
         theirs, ours = authors_log.DEVIATION_43.get(step), probed.get(step)
-        pair = lambda a, b: f"{a} / {b}"  # noqa: E731
-        fmt = lambda dist, o: "" if dist is None else f"{dist.get(o, 0.0):.2f}"  # noqa: E731
         ours_dist = None if ours is None else {int(k): v for k, v in ours["offsets"].items()}
         cells = [pair(fmt(theirs, o), fmt(ours_dist, o)) for o in shown]
         near = pair("" if theirs is None else f"{authors_log.near(theirs):.2f}", "" if ours is None else f"{ours['near']:.2f}")

@@ -34,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--out", type=Path, help="run folder to create (default: runs/<id>)")
     t.add_argument("--device", choices=("cpu", "cuda", "auto"), help="shorthand for --set train.device=...")
     t.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue a run from its last resume state")
+    t.add_argument("--threads", type=int, metavar="N", help="CPU threads: shorthand for --set train.threads=N; with --resume, the "
+                   "threads for the rest of the run (recorded in config.json's provenance.resumed; float results then "
+                   "differ from an uninterrupted run's)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.add_argument("--publish", action="store_true", help="publish the finished run to the zoo (see --zoo)")
     t.add_argument("--zoo", type=Path, help="zoo folder for --publish (default: $MECHINIT_ZOO or ~/.cache/mechinit/zoo)")
@@ -106,9 +109,10 @@ def _train(args) -> int:
         if args.preset or args.config or args.sets or args.device or args.out:
             raise ConfigError("--resume continues a run with its own config.json; drop --preset/--config/--set/--device/--out")
         out = args.resume
-        row = train(None, out, resume=True, quiet=args.quiet)
+        row = train(None, out, resume=True, quiet=args.quiet, threads=args.threads)
     else:
-        sets = list(args.sets) + ([f"train.device={args.device}"] if args.device else [])
+        sets = list(args.sets) + ([f"train.device={args.device}"] if args.device else []) + \
+            ([f"train.threads={args.threads}"] if args.threads is not None else [])
         cfg = resolve_config(args.preset, args.config, sets)
         out = args.out or _default_out(run_id(cfg))
         row = train(cfg, out, quiet=args.quiet)

@@ -61,9 +61,9 @@ def stop_on_signals() -> Iterator[StopFlag]:
         return
 
     def handler(signum, frame):  # noqa: ARG001
-        if flag:  # a second Ctrl-C: stop at once
+        if flag and signum == signal.SIGINT:  # a second Ctrl-C: stop at once
             raise KeyboardInterrupt
-        flag.signal = signal.Signals(signum).name
+        flag.signal = flag.signal or signal.Signals(signum).name  # a repeated SIGTERM (a sweep forwards one) changes nothing
 
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
     try:

@@ -11,18 +11,25 @@ weights — an evaluation at the run's last step) is skipped, so starting a swee
 was interrupted with a resume point (``resume/state.safetensors``, e.g. a sweep killed at the end of a
 session) continues from it on its own, one without is started again cleanly. A failed run is
 recorded with its log path and does not stop the others; Ctrl-C or SIGTERM stops the whole sweep
-(:class:`~mechinit.errors.TrainingInterrupted`), the run in progress keeping its resume point.
+(:class:`~mechinit.errors.TrainingInterrupted`), the run in progress keeping its resume point — with
+``--jobs N``, a signal to the sweep's own process stops every worker's run that way, and no queued run
+starts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import multiprocessing
+import os
 import shutil
+import signal
 import statistics
 import traceback
 import typing
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import CancelledError, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,6 +124,8 @@ def _train_unit(cfg_dicts: list[dict], outs: list[str]) -> list[dict]:
     """Worker: one unit of work, a run alone or an ensemble of same-shape runs. An ensemble that
     fails (one member diverging stops them all) is retrained member by member, so each failure
     stays with its own run."""
+    if _STOPPING is not None and _STOPPING.is_set():
+        raise TrainingInterrupted("the sweep is stopping; this run was not started")
     if len(cfg_dicts) == 1:
         return [_train_one(cfg_dicts[0], outs[0])]
     from mechinit.ensemble import train_ensemble
@@ -186,16 +195,53 @@ def _unit_args(units) -> tuple[list, list]:
     return [[c.to_dict() for c, _ in u] for u in units], [[str(f) for _, f in u] for u in units]
 
 
+_STOPPING = None  # in a pool worker: the parent's "stop" event (set by SIGINT/SIGTERM); no new run starts once it is set
+
+
+def _worker_signals(stopping) -> None:
+    """Pool worker: SIGTERM stops the run it trains (which saves a resume point) or, between runs,
+    ends the worker; SIGINT is the parent's to forward (a terminal's Ctrl-C reaches every process)."""
+    global _STOPPING
+    _STOPPING = stopping
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _local_results(units, jobs: int):
     cfgs, outs = _unit_args(units)
     if jobs <= 1:
         for unit, c, o in zip(units, cfgs, outs):
             yield [f for _, f in unit], _train_unit(c, o)
         return
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(_train_unit, c, o): [f for _, f in unit] for unit, c, o in zip(units, cfgs, outs)}
-        for future in as_completed(futures):
-            yield futures[future], future.result()
+    stop: list[str] = []
+    context = multiprocessing.get_context("spawn")  # a forked copy of a process whose torch threads run (a notebook) can deadlock
+    stopping = context.Event()
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_signals, initargs=(stopping,)) as pool:
+
+        def forward(signum, frame):  # noqa: ARG001 - stop every worker's run; each saves its resume point
+            stop.append(signal.Signals(signum).name)
+            stopping.set()  # runs already queued to a worker return at once
+            for process in list(getattr(pool, "_processes", {}).values()):  # the executor's own table of workers
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process.pid, signal.SIGTERM)
+
+        previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            futures = {pool.submit(_train_unit, c, o): [f for _, f in unit] for unit, c, o in zip(units, cfgs, outs)}
+            for future in as_completed(futures):
+                if stop:  # collect what the stopped workers return; start nothing new
+                    for waiting in futures:
+                        waiting.cancel()
+                    continue
+                yield futures[future], future.result()
+        except (TrainingInterrupted, BrokenProcessPool, CancelledError):
+            if not stop:
+                raise
+        finally:
+            for s, h in previous.items():
+                signal.signal(s, h)
+    if stop:
+        raise TrainingInterrupted(f"{stop[0]} with {jobs} workers: each run in progress saved its resume point")
 
 
 def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: bool = True, executor: str = "local",
@@ -238,7 +284,7 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: boo
         except TrainingInterrupted as e:  # the run keeps its resume point; the next sweep call continues it
             what = str(e).split(";")[0]
             raise TrainingInterrupted(f"sweep stopped ({what}); run the same `mechinit sweep` command again to continue "
-                                      "(the stopped run resumes from its resume point, finished runs are kept)") from e
+                                      "(stopped runs resume from their resume points, finished runs are kept)") from e
     if on_finished is not None:
         for cfg in spec.configs():
             folder = out_dir / "runs" / run_id(cfg)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -62,14 +63,18 @@ def _empty_run_folder(out: Path) -> bool:
     return files in ([], [f"{runs.RESUME}/lock"])
 
 
-def prepare_out(out: Path, cfg: RunConfig, table: dict, trained_with: dict | None = None, task=None) -> None:
+def prepare_out(out: Path, cfg: RunConfig, table: dict, trained_with: dict | None = None, task=None,
+                replayed: str | None = None) -> None:
     """Create the run folder with its ``config.json`` (refusing a folder that already holds files)
     and the task's ``data.json`` (tokenizer, data used) when it has one. ``trained_with`` records
-    how the run was trained when that is not alone (an ensemble)."""
+    how the run was trained when that is not alone (an ensemble); ``replayed`` what of another
+    code's run it replays (:class:`Replay`), under ``provenance.replayed``."""
     if not _empty_run_folder(out):
         raise runs.RunFolderError(f"{out} already holds files; pass --resume {out} to continue it or choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     provenance = {**runs.provenance(), "trained_with": trained_with}
+    if replayed is not None:
+        provenance["replayed"] = replayed
     runs.write_json(out / runs.CONFIG, {**cfg.to_dict(), "init_table": table, "provenance": provenance})
     if hasattr(task, "artifacts"):
         runs.write_json(out / runs.DATA, task.artifacts())
@@ -144,20 +149,57 @@ def check_out(out: Path) -> None:
         raise runs.RunFolderError(f"{out} cannot be created: {parent} is not writable")
 
 
-def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool = False) -> dict:
+@dataclass(frozen=True)
+class Replay:
+    """Another code's draws in place of mechinit's own, to replay a published run from its state
+    (docs/cpu-regime/authors_seed.py). ``note`` says what is replayed; it is recorded in
+    ``config.json`` as ``provenance.replayed``. ``weights`` (TransformerLens parameter names, any
+    subset) are copied over the γ-init draws before step 0; ``stepper`` is a :class:`SoloStepper`
+    subclass that replaces the training data or the batch order. A resume needs the same ``stepper``."""
+
+    note: str
+    weights: dict[str, torch.Tensor] | None = None
+    stepper: type | None = None
+
+
+def load_initial_weights(model, weights: dict[str, torch.Tensor]) -> None:
+    """Copy ``weights`` (a subset of the model's parameters, by TransformerLens name) into ``model``."""
+    params = dict(model.named_parameters())
+    unknown = sorted(set(weights) - set(params))
+    if unknown:
+        raise ConfigError(f"replayed weights {unknown[:3]} are not parameters of this model")
+    with torch.no_grad():
+        for name, value in weights.items():
+            if params[name].shape != value.shape:
+                raise ConfigError(f"replayed weight {name} has shape {tuple(value.shape)}; the model's is {tuple(params[name].shape)}")
+            params[name].copy_(value)
+
+
+def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool = False, replay: Replay | None = None,
+          threads: int | None = None) -> dict:
     """Train (or resume) a run in ``out`` and return its final metrics row.
 
     ``resume=True`` continues from ``out``'s resume point; a run folder that has a ``config.json``
     but no resume point yet (stopped before its first one) is started again from step 0 with that
     config. SIGINT/SIGTERM save a resume point at the current step and raise
-    :class:`~mechinit.guards.TrainingInterrupted`. Torch's global settings are restored afterwards."""
+    :class:`~mechinit.guards.TrainingInterrupted`. Torch's global settings are restored afterwards.
+    ``replay`` starts from, or trains on, another code's draws (:class:`Replay`). ``threads`` (resume
+    only) runs the rest of the run on that many CPU threads instead of ``train.threads``; each resume's
+    thread count is recorded in ``provenance.resumed``."""
     out = Path(out)
+    if threads is not None and (not resume or threads < 1):
+        raise ConfigError(f"threads = {threads}: a thread count (at least 1) is given only to a resume; "
+                          "a new run takes train.threads from its config")
     if resume:
         if not (out / runs.CONFIG).is_file():
             raise runs.RunFolderError(f"{out} is not a run folder ({runs.CONFIG} not found); it cannot be resumed")
         cfg = runs.load_run_config(out)
         if (out / runs.WEIGHTS).is_file():
             raise runs.RunFolderError(f"{out} is a finished run; there is nothing to resume")
+        replayed = runs.read_json(out / runs.CONFIG).get("provenance", {}).get("replayed")
+        if (replayed is None) != (replay is None):
+            raise runs.RunFolderError(f"{out} replays another code's draws ({replayed}); resume it with the command that started it"
+                                      if replayed is not None else f"{out} is not a replay; resume it without one")
         if not (out / runs.RESUME / resume_point.STATE).is_file():  # killed before its first resume point: start again
             with resume_point.lock(out):  # never under the feet of a live trainer
                 _clear_run_folder(out)
@@ -166,10 +208,10 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
         check_fits(cfg)
         check_out(out)
     device = resolve_device(cfg.train.device)
-    with deterministic(device, cfg.train.threads, cfg.train.tf32), stop_on_signals() as stop, contextlib.ExitStack() as held:
+    with deterministic(device, threads or cfg.train.threads, cfg.train.tf32), stop_on_signals() as stop, contextlib.ExitStack() as held:
         if resume:
             held.enter_context(resume_point.lock(out))  # a second `--resume` of this folder gets one line
-        return _train(cfg, out, device, resume, quiet, stop, held)
+        return _train(cfg, out, device, resume, quiet, stop, held, replay)
 
 
 def _clear_run_folder(out: Path) -> None:
@@ -185,7 +227,8 @@ def _clear_run_folder(out: Path) -> None:
             shutil.rmtree(child) if child.is_dir() else child.unlink()
 
 
-def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, stop, held: contextlib.ExitStack) -> dict:
+def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, stop, held: contextlib.ExitStack,
+           replay: Replay | None) -> dict:
     task = make_task(cfg)
     plan = make_plan(cfg.train, task.n_train, getattr(task, "eval_sequences", None))
 
@@ -198,16 +241,19 @@ def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, st
         runs.write_metrics(out, [r for r in runs.read_metrics(out, drop_cut_tail=True) if r["step"] <= step])
     else:
         model, table = new_model(cfg.model, cfg.init, cfg.train.seed, device)
+        if replay is not None and replay.weights is not None:
+            load_initial_weights(model, replay.weights)
         opt = _optimizer(model, cfg)
-        prepare_out(out, cfg, table, task=task)
+        prepare_out(out, cfg, table, task=task, replayed=None if replay is None else replay.note)
         held.enter_context(resume_point.lock(out))
         runs.save_weights(runs.snapshot_path(out, 0), model)
         step, elapsed, loss_sum, n_loss = 0, 0.0, 0.0, 0
 
-    stepper = SoloStepper(cfg, out, device, task, plan, model, opt)
+    stepper = (SoloStepper if replay is None or replay.stepper is None else replay.stepper)(cfg, out, device, task, plan, model, opt)
     rows = stepper.evaluate(0, 0.0, None, None) if step == 0 else [runs.read_metrics(out)[-1]]
+    hint = f"continue with: mechinit train --resume {out}" if replay is None else "continue with the same replay command and --resume"
     rows = run_loop(stepper, plan, cfg.train.batch_size, Start(step, elapsed, [loss_sum], n_loss), rows, quiet=quiet, stop=stop,
-                    resume_every=cfg.train.resume_every, resume_hint=f"continue with: mechinit train --resume {out}")
+                    resume_every=cfg.train.resume_every, resume_hint=hint)
     finish_run(out, model, cfg, rows[0])
     return rows[0]
 

@@ -25,3 +25,23 @@ def build_cfg(**overrides) -> RunConfig:
 @pytest.fixture
 def cfg_factory():
     return build_cfg
+
+
+def stop_after_resume_point(monkeypatch, run, at: int | None = None) -> None:
+    """Call ``run()`` (a training call) and end it right after its resume point at step ``at`` (the
+    first one when ``None``) is saved, as a kill there would: ``KeyboardInterrupt``, expected here."""
+    import mechinit.resume as resume_module
+
+    original = resume_module.save
+
+    def save_then_die(out, model, opt, c, step, *args):
+        original(out, model, opt, c, step, *args)
+        if at is None or step == at:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(resume_module, "save", save_then_die)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run()
+    finally:
+        monkeypatch.setattr(resume_module, "save", original)

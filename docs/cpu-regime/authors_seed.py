@@ -11,7 +11,10 @@ replay before anything trains: the data rows the notebook printed, and the per-d
 their log recorded at step 0 (which depend on both the data and the initial weights).
 
 usage: python docs/cpu-regime/authors_seed.py check          # the two fingerprints
-       python docs/cpu-regime/authors_seed.py train [--resume] [--threads N]   # to step 8,880 (default one thread), resumable
+       python docs/cpu-regime/authors_seed.py train [--threads N]   # to step 8,880 (default one thread); continues
+           # from the run's resume point when it has one
+       python docs/cpu-regime/authors_seed.py train --init mechinit --steps 1850   # one half of their seed swapped for
+           # mechinit's seed 0 (--init: initial weights, --data: data and batch order); folder g0.8-{our,their}-init-{our,their}-data
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ PAIRS = ["13", "23", "43", "31", "32", "34", "12", "14", "21", "41", "24", "42",
 GROUPS = [p + "_xm0" for p in PAIRS] + [p + "_xel" for p in PAIRS]  # their order; _xm0 = test-split keys
 TRAINED = [g for g in GROUPS if g.endswith("_xel") and g != "43_xel"]
 SHIFT = {1: 5, 2: 1, 3: -2, 4: -8}
+CHOICES = ("authors", "mechinit")  # whose draws a replay's initial weights, and its data and order, are
 # the notebook's printed first rows (main.ipynb, cell "datasize: ... example: ...")
 PRINTED = {"44_xel": [48, 23, 85, 4, 4, 80, 57, 86, 50, 69], "11_xm0": [41, 42, 62, 48, 1, 1, 24, 42, 88, 58],
            "24_xel": [37, 44, 46, 87, 63, 30, 2, 4, 58, 23]}
@@ -116,26 +120,18 @@ def authors_init_and_shuffles(n_epochs: int) -> tuple[dict[str, torch.Tensor], l
     return w, shuffles
 
 
-def paper_code_config(steps: int = 8880):
+def paper_code_config(steps: int = 8880, seed: int = SEED, threads: int = 1):
     from mechinit.presets import preset
 
     return preset("paper-code").with_overrides({
-        "init.gamma": GAMMA, "train.seed": SEED, "train.device": "cpu", "train.threads": 1, "train.steps": steps,
-        "train.resume_every": 37, "train.snapshot_steps": (1110, 2220, 3330, 4440, 5550, 6660, 7770)})
-
-
-def load_weights(model, weights: dict[str, torch.Tensor]) -> None:
-    params = dict(model.named_parameters())
-    with torch.no_grad():
-        for name, value in weights.items():
-            if params[name].shape != value.shape:
-                raise ValueError(f"{name}: replayed {tuple(value.shape)}, model {tuple(params[name].shape)}")
-            params[name].copy_(value)
+        "init.gamma": GAMMA, "train.seed": seed, "train.device": "cpu", "train.threads": threads, "train.steps": steps,
+        "train.resume_every": 37, "train.snapshot_steps": tuple(s for s in range(1110, steps, 1110))})
 
 
 def check() -> int:
     """Print both fingerprints; exit status 1 if the data rows differ or any step-0 accuracy does."""
     from mechinit.model import new_model
+    from mechinit.train import load_initial_weights
 
     data = authors_data()
     ok = True
@@ -147,7 +143,7 @@ def check() -> int:
     weights, _ = authors_init_and_shuffles(1)
     cfg = paper_code_config()
     model, _ = new_model(cfg.model, cfg.init, 0)
-    load_weights(model, weights)
+    load_initial_weights(model, weights)
     model.train(False)
     worst = 0
     with torch.inference_mode():
@@ -162,68 +158,82 @@ def check() -> int:
     return 0 if ok else 1
 
 
-def train(resume: bool, threads: int = 1) -> int:
-    """Train mechinit's `paper-code` model from their initial weights on their data in their batch order."""
+def out_folder(init: str, data: str) -> Path:
+    """The run folder of a replay: their whole seed, or one half of it swapped for mechinit's seed 0."""
+    if (init, data) == ("authors", "authors"):
+        return OUT
+    return HERE / "paper-width" / f"g0.8-{'their' if init == 'authors' else 'our'}-init-{'their' if data == 'authors' else 'our'}-data"
+
+
+def train(threads: int = 1, init: str = "authors", data: str = "authors", steps: int = 8880) -> int:
+    """Train mechinit's `paper-code` model at γ 0.8 from their initial weights (``init="authors"``) or
+    mechinit's seed-0 draws (``"mechinit"``), on their data in their batch order (``data="authors"``)
+    or on mechinit's seed-0 data and order (``"mechinit"``). Both "authors" is the replay of their run;
+    one swapped half asks which half of their seed decides their slow, inferential path. A run with a
+    resume point continues from it (``threads`` and ``steps`` are then its own); a folder without one
+    starts again."""
+    import shutil
+
     from mechinit import runs
-    from mechinit import resume as resume_point
-    from mechinit.loop import Start, run_loop
-    from mechinit.model import build_model, new_model
     from mechinit.schedule import make_plan
     from mechinit.tasks import make_task
-    from mechinit.train import SoloStepper, _optimizer, finish_run, prepare_out
+    from mechinit.train import Replay, SoloStepper
+    from mechinit.train import train as train_run
 
-    torch.set_num_threads(threads)
-    cfg = paper_code_config()
+    out = out_folder(init, data)
+    if (out / runs.WEIGHTS).is_file():
+        raise runs.RunFolderError(f"{out} is finished ({runs.WEIGHTS}); move it away to train it again")
+    resume = (out / "resume" / "state.json").is_file()
+    if resume and not (out / "resume" / "state.safetensors").is_file():  # its 32 MB weights are committed apart
+        raise runs.RunFolderError(f"{out}: resume/state.safetensors is missing; restore it first (docs/cpu-regime/pending.txt)")
+    if resume:
+        cfg = runs.load_run_config(out)
+    else:
+        shutil.rmtree(out, ignore_errors=True)  # stopped before its first resume point
+        cfg = paper_code_config(steps, seed=SEED if (init, data) == ("authors", "authors") else 0, threads=threads)
+    print(f"{'resuming' if resume else 'starting'} {out.name}: initial weights {init}, data and order {data}, to step {cfg.train.steps}",
+          flush=True)
     task = make_task(cfg)
     plan = make_plan(cfg.train, task.n_train, task.eval_sequences)
-    data = authors_data()
     weights, shuffles = authors_init_and_shuffles(-(-plan.total_steps // plan.steps_per_epoch))
-    trained = torch.from_numpy(np.concatenate([data[g] for g in TRAINED]))
+    stepper = None
+    if data == "authors":
+        everything = authors_data()
+        trained = torch.from_numpy(np.concatenate([everything[g] for g in TRAINED]))
 
-    class ReplayStepper(SoloStepper):
-        def __init__(self, *args):
-            super().__init__(*args)
-            self.tokens, self.targets = trained[:, :N_CTX].contiguous(), trained[:, -1].contiguous()
+        class ReplayStepper(SoloStepper):
+            def __init__(self, *args):
+                super().__init__(*args)
+                self.tokens, self.targets = trained[:, :N_CTX].contiguous(), trained[:, -1].contiguous()
 
-        def permutation(self, epoch: int) -> torch.Tensor:  # their DataLoader's shuffle of this epoch
-            return torch.randperm(len(self.tokens), generator=torch.Generator().manual_seed(shuffles[epoch]))
+            def permutation(self, epoch: int) -> torch.Tensor:  # their DataLoader's shuffle of this epoch
+                return torch.randperm(len(self.tokens), generator=torch.Generator().manual_seed(shuffles[epoch]))
 
-    if resume:
-        model = build_model(cfg.model, "cpu")
-        opt = _optimizer(model, cfg)
-        step, elapsed, loss_sum, n_loss = resume_point.load(OUT, model, opt, cfg)
-        runs.write_metrics(OUT, [r for r in runs.read_metrics(OUT, drop_cut_tail=True) if r["step"] <= step])
-    else:
-        model, table = new_model(cfg.model, cfg.init, 0)
-        load_weights(model, weights)
-        opt = _optimizer(model, cfg)
-        prepare_out(OUT, cfg, table, task=task)  # the table is the γ rule their init applies; the draws are theirs, not train.seed's
-        (OUT / "REPLAY.md").write_text("Initial weights, data and batch order replayed from the authors' seed 1 by "
-                                       "docs/cpu-regime/authors_seed.py; config.json's train.seed names theirs, not mechinit's draws.\n")
-        runs.save_weights(runs.snapshot_path(OUT, 0), model)
-        step, elapsed, loss_sum, n_loss = 0, 0.0, 0.0, 0
-    stepper = ReplayStepper(cfg, OUT, "cpu", task, plan, model, opt)
-    rows = stepper.evaluate(0, 0.0, None, None) if step == 0 else [runs.read_metrics(OUT)[-1]]
-    from mechinit.guards import stop_on_signals
-
-    with stop_on_signals() as stop:
-        rows = run_loop(stepper, plan, cfg.train.batch_size, Start(step, elapsed, [loss_sum], n_loss), rows, quiet=True, stop=stop,
-                        resume_every=cfg.train.resume_every, resume_hint="continue with: python docs/cpu-regime/authors_seed.py train --resume")
-    finish_run(OUT, model, cfg, rows[0])
+        stepper = ReplayStepper
+    whose = {"authors": "the authors' seed 1 (docs/cpu-regime/authors_seed.py)", "mechinit": "mechinit's train.seed 0"}
+    note = f"initial weights: {whose[init]}; data and batch order: {whose[data]}"
+    train_run(None if resume else cfg, out, resume=resume, quiet=True,
+              replay=Replay(note, weights=weights if init == "authors" else None, stepper=stepper))
     return 0
 
 
 if __name__ == "__main__":
-    warnings.filterwarnings("ignore", message=".*HookedTransformer.*")
-    command = sys.argv[1:2] or ["check"]
-    if command == ["check"]:
-        sys.exit(check())
-    if command == ["train"]:
-        from mechinit.errors import TrainingInterrupted
+    import argparse
 
-        threads = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
-        try:
-            sys.exit(train(resume="--resume" in sys.argv, threads=threads))
-        except TrainingInterrupted as e:
-            sys.exit(f"authors_seed: stopped: {e}")
-    sys.exit(__doc__.strip().splitlines()[-2].strip())
+    warnings.filterwarnings("ignore", message=".*HookedTransformer.*")
+    parser = argparse.ArgumentParser(prog="authors_seed.py", description=__doc__.strip().splitlines()[0])
+    parser.add_argument("command", nargs="?", default="check", choices=("check", "train"))
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads of a new run (recorded in its config.json)")
+    parser.add_argument("--init", choices=CHOICES, default="authors", help="whose initial weights (default: the authors')")
+    parser.add_argument("--data", choices=CHOICES, default="authors", help="whose data and batch order (default: the authors')")
+    parser.add_argument("--steps", type=int, default=8880, help="train.steps of a new run (the lr path stays the full run's)")
+    args = parser.parse_args()
+    if args.command == "check":
+        sys.exit(check())
+    from mechinit.config import ConfigError
+    from mechinit.errors import RunFolderError  # TrainingInterrupted (a resume point was saved) is one
+
+    try:
+        sys.exit(train(args.threads, args.init, args.data, args.steps))
+    except (ConfigError, RunFolderError) as e:
+        sys.exit(f"authors_seed: {e}")

@@ -6,7 +6,8 @@
 # metrics and resume state are committed between sessions (snapshots are not; see .gitignore).
 # usage: bash docs/cpu-regime/paper-width.sh [GAMMA[:SEED] ...]   (default: 0.8 0.5, one after the other;
 #        give one γ per call to run them side by side; seed 0 unless given, e.g. 0.8:1 -> folder g0.8-s1;
-#        log: docs/cpu-regime/logs/paper-width-g*.log)
+#        log: docs/cpu-regime/logs/paper-width-g*.log). THREADS=2 bash ... resumes a run on two threads when it has
+#        the machine to itself (recorded in its config.json's provenance.resumed; new runs always start on one)
 set -uo pipefail
 echo 19 > /proc/self/autogroup 2>/dev/null || true  # background priority also across autogroups (setsid)
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,7 +27,8 @@ for spec in "${gammas[@]}"; do
     exit 1
   fi
   if [ -f "$out/resume/state.json" ]; then
-    OMP_NUM_THREADS=1 nice -n 19 "$root/.venv/bin/mechinit" train --quiet --resume "$out" >>"$log" 2>&1 || exit 1
+    OMP_NUM_THREADS=${THREADS:-1} nice -n 19 "$root/.venv/bin/mechinit" train --quiet --resume "$out" --threads "${THREADS:-1}" \
+      >>"$log" 2>&1 || exit 1
   else
     rm -rf "$out"
     OMP_NUM_THREADS=1 nice -n 19 "$root/.venv/bin/mechinit" train --quiet --preset paper-code --set init.gamma=$g --set train.seed=$seed \

@@ -56,6 +56,13 @@ def column(run: Path) -> str:
     if (run / "REPLAY.md").is_file():  # docs/cpu-regime/authors_seed.py: their draws, not mechinit's seed
         return "the authors' seed, replayed"
     config = json.loads((run / "config.json").read_text())
+    replayed = config.get("provenance", {}).get("replayed")
+    if replayed is not None:  # authors_seed.py --init/--data: one half of their seed, the other mechinit's seed 0
+        theirs = {part: f"{part}: the authors'" in replayed for part in ("initial weights", "data and batch order")}
+        if all(theirs.values()):
+            return "the authors' seed, replayed"
+        return (f"{'their' if theirs['initial weights'] else 'seed-0'} init, "
+                f"{'their' if theirs['data and batch order'] else 'seed-0'} data and order")
     init = config["init"]
     other = init.get("distribution", "normal") != "normal" or init.get("embed_fan_in", "d_model") != "d_model"
     extra = f" ({init.get('distribution', 'normal')} init, embedding d_in {init.get('embed_fan_in')})" if other else ""

@@ -4,7 +4,9 @@
 # preset (d_model 128, 50k sequences, 20 epochs), 54 runs. Cells take the best lr per mapping
 # (--best-over train.lr), then mean ± std over the seeds; every run also records each pair's
 # maximum over training. One run at a time on one thread, niced; resumable: rerun this script in a
-# later session (finished runs are skipped, the stopped run resumes from its resume point). The run
+# later session (finished runs are skipped, stopped runs resume from their resume points). JOBS=2 bash ...
+# trains two runs at a time when the sweep has both cores (one thread each; the results do not depend on it;
+# SIGTERM to the sweep stops both runs at a resume point). The run
 # folders are git-ignored; `git add -f $(bash docs/phase-diagram/carry.sh)` carries them to the next
 # checkout without weights (config, metrics and card; a finished run counts as done from its metrics).
 # The phase diagram so far, at any time (trains nothing; writes sweep.json and report.html):
@@ -14,7 +16,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 sweep=(sweep --preset small-init
   --set sweep.model.n_layers=2,4 --set sweep.init.gamma=0.3,0.6,1.0 --set sweep.train.seed=0,1,2
   --set sweep.train.lr=5e-4,1e-3,2e-3 --best-over train.lr --set train.resume_every=100
-  --ensemble off --jobs 1 --out "$root/docs/phase-diagram/paper-protocol" --quiet)
+  --ensemble off --jobs "${JOBS:-1}" --out "$root/docs/phase-diagram/paper-protocol" --quiet)
 if [ "${1:-}" = --reduce-only ]; then
   exec "$root/.venv/bin/mechinit" "${sweep[@]}" --reduce-only
 fi

@@ -36,12 +36,13 @@ def test_the_replayed_data_has_the_rows_their_notebook_printed(replay, data):
 
 def test_the_replayed_init_gives_their_step_0_accuracies(replay, data):
     from mechinit.model import new_model
+    from mechinit.train import load_initial_weights
 
     weights, shuffles = replay.authors_init_and_shuffles(3)
     assert len(shuffles) == 3 and len(set(shuffles)) == 3
     cfg = replay.paper_code_config()
     model, _ = new_model(cfg.model, cfg.init, 0)
-    replay.load_weights(model, weights)
+    load_initial_weights(model, weights)
     with torch.inference_mode():
         for name in ("13_xm0", "33_xm0"):
             rows = torch.from_numpy(data[name])

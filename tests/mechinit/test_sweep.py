@@ -384,3 +384,47 @@ def test_reduce_only_tables_the_finished_runs_and_trains_nothing(tmp_path, capsy
     summary = json.loads((out / "sweep.json").read_text())
     assert summary["failed"] == {missing: str(out / "runs" / f"{missing}.log")} and summary["pending"] == []
     assert f"failed: {missing}" in capsys.readouterr().out
+
+
+def test_sigterm_to_a_sweep_with_two_workers_stops_both_runs_at_a_resume_point(tmp_path):
+    """The parent alone is signalled (as `kill PID` or a scheduler does): it stops every worker's
+    run, each saving a resume point, leaves no worker behind and starts no queued run; the same
+    command then finishes the sweep."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "sw"
+    command = [sys.executable, "-m", "mechinit", "sweep", "--preset", "tiny", "--set", "sweep.train.seed=0,1,2",
+               "--set", "train.epochs=60", "--set", "train.resume_every=5", "--ensemble", "off", "--jobs", "2",
+               "--out", str(out), "--quiet"]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    states = []
+    while time.time() < deadline and proc.poll() is None:
+        states = sorted(out.glob("runs/*/resume/state.json"))
+        if len(states) == 2 and all(json.loads(s.read_text())["step"] >= 10 for s in states):
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None and len(states) == 2, "both workers should be training"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.strip().splitlines()[-1].startswith("mechinit: stopped: sweep stopped (SIGTERM with 2 workers")
+    folders = sorted(out.glob("runs/*/"))
+    assert len(folders) == 2 and not any((f / runs.WEIGHTS).exists() for f in folders)  # the third never started
+    assert all((f / runs.RESUME / "state.safetensors").is_file() for f in folders)
+    left = [p for p in os.listdir("/proc") if p.isdigit() and str(out).encode() in _cmdline(p)]
+    assert left == [], "a worker outlived the sweep"
+    assert main(command[3:]) == 0  # the same command: both resume, the third trains
+    assert len(list(out.glob("runs/*/" + runs.WEIGHTS))) == 3
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""

@@ -10,8 +10,9 @@ import torch
 from safetensors.torch import load_file
 
 from mechinit import runs
+from mechinit.config import ConfigError
 from mechinit.train import TrainingDiverged, train
-from tests.conftest import build_cfg
+from tests.conftest import build_cfg, stop_after_resume_point
 
 
 def _weights(run_dir, name="model.safetensors"):
@@ -113,27 +114,11 @@ def test_resume_between_evaluations_gives_the_same_weights_and_metrics(tmp_path,
     """``train.resume_every`` saves state between evaluations; a run killed right after such a save
     and resumed logs the same rows (train loss over the whole interval included) and ends with the
     same weights."""
-    import mechinit.resume as resume_module
-
     cfg = build_cfg(**{"train.epochs": 6, "train.threads": 1, "train.eval_every": 10, "train.resume_every": 3})
     reference = tmp_path / "reference"
     train(cfg, reference, quiet=True)
-
-    class Killed(Exception):
-        pass
-
-    original = resume_module.save
-
-    def save_then_die(out, model, opt, cfg, step, *args):
-        original(out, model, opt, cfg, step, *args)
-        if step == 45:
-            raise Killed
-
-    monkeypatch.setattr(resume_module, "save", save_then_die)
     killed = tmp_path / "killed"
-    with pytest.raises(Killed):
-        train(cfg, killed, quiet=True)
-    monkeypatch.setattr(resume_module, "save", original)
+    stop_after_resume_point(monkeypatch, lambda: train(cfg, killed, quiet=True), at=45)
     state = runs.read_json(killed / "resume" / "state.json")
     assert state["step"] == 45 and state["n_loss"] == 5  # 5 steps since the evaluation at 40
     train(None, killed, resume=True, quiet=True)
@@ -161,20 +146,8 @@ def test_divergence_names_a_snapshot_with_finite_loss_and_weights(tmp_path, snap
 
 def _stopped_run(tmp_path, monkeypatch, at: int = 45):
     """A run of 60 steps stopped right after its resume point at step ``at`` (and its reference)."""
-    import mechinit.resume as resume_module
-
     cfg = build_cfg(**{"train.epochs": 6, "train.threads": 1, "train.eval_every": 10, "train.resume_every": 5})
-    original = resume_module.save
-
-    def save_then_die(out, model, opt, c, step, *args):
-        original(out, model, opt, c, step, *args)
-        if step == at:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(resume_module, "save", save_then_die)
-    with pytest.raises(KeyboardInterrupt):
-        train(cfg, tmp_path / "run", quiet=True)
-    monkeypatch.setattr(resume_module, "save", original)
+    stop_after_resume_point(monkeypatch, lambda: train(cfg, tmp_path / "run", quiet=True), at=at)
     return cfg, tmp_path / "run"
 
 
@@ -258,3 +231,20 @@ def test_tf32_is_set_for_cuda_runs_exactly_as_configured_and_restored_after():
                 pass
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+def test_a_resume_may_change_the_thread_count_and_records_it(tmp_path, monkeypatch, capsys):
+    from mechinit.cli import main
+
+    cfg, run = _stopped_run(tmp_path, monkeypatch)
+    with pytest.raises(ConfigError, match="given only to a resume"):
+        train(cfg, tmp_path / "new", quiet=True, threads=2)
+    before = torch.get_num_threads()
+    assert main(["train", "--resume", str(run), "--quiet", "--threads", "2"]) == 0
+    assert torch.get_num_threads() == before  # the setting does not leak out of the run
+    resumed = runs.read_json(run / "config.json")["provenance"]["resumed"]
+    assert [(r["step"], r["threads"]) for r in resumed] == [(45, 2)]
+    assert runs.load_run_config(run).train.threads == 1  # the config is the run's own, unchanged
+    assert main(["train", "--preset", "tiny", "--threads", "2", "--out", str(tmp_path / "fresh"), "--quiet",
+                 "--set", "train.epochs=1"]) == 0
+    assert runs.load_run_config(tmp_path / "fresh").train.threads == 2  # a new run: shorthand for --set train.threads

@@ -7,7 +7,7 @@ from mechinit.config import ConfigError
 from mechinit.tasks import make_task
 from mechinit.tasks.sequence import IGNORE
 from mechinit.train import train
-from tests.conftest import build_cfg
+from tests.conftest import build_cfg, stop_after_resume_point
 from tests.tasks.conftest import needs_data
 
 pytestmark = needs_data
@@ -152,23 +152,13 @@ def _scan_copy(shared_data, folder, n_train=400, n_test=60):
 def test_data_json_records_the_files_and_probes_and_resume_refuse_changed_ones(tmp_path, shared_data, monkeypatch, capsys):
     import hashlib
 
-    import mechinit.resume as resume_module
     from mechinit import runs
     from mechinit.cli import main
 
     data = _scan_copy(shared_data, tmp_path / "scan")
     cfg = scan_cfg(tmp_path, **{"task.split": "simple", "task.n_train": 400, "task.n_eval": 20, "task.n_eval_train": 20,
                                 "train.batch_size": 64, "train.epochs": 3, "train.resume_every": 7, "train.threads": 1})
-    original = resume_module.save
-
-    def save_then_die(out, model, opt, c, step, *args):
-        original(out, model, opt, c, step, *args)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(resume_module, "save", save_then_die)
-    with pytest.raises(KeyboardInterrupt):
-        train(cfg, tmp_path / "run", quiet=True)
-    monkeypatch.setattr(resume_module, "save", original)
+    stop_after_resume_point(monkeypatch, lambda: train(cfg, tmp_path / "run", quiet=True))
     run = tmp_path / "run"
     files = runs.read_json(run / "data.json")["files"]
     test_file = data / "tasks_test_simple.txt"

@@ -11,8 +11,9 @@ elsewhere (drawn per sequence) — so a position means the same token role in ev
   shift (x−10) and x + the group's non-inferential shift (x−6), at the last position, averaged.
   ``order_sensitivity`` = the mean over sequences of |σ(LD_clean) − σ(LD_corrupted)|: how much
   swapping the anchors moves the choice between the two candidates (0: not at all, the symmetric
-  solution; 1: it flips, the inferential one). When the swap moves LD by at least ``min_effect``,
-  the clean run's activations are patched into the corrupted run at every layer × position of
+  solution; 1: it flips, the inferential one). When the swap moves LD by at least ``min_effect``
+  and the choice by at least ``min_sensitivity`` (a large LD change that leaves both runs on the same
+  candidate is no order effect: the maps would be ratios of noise), the clean run's activations are patched into the corrupted run at every layer × position of
   ``resid_pre``, ``attn_out``, ``mlp_out`` and per head (``z`` through W_O, all positions), normalised
   so 0 = corrupted behaviour and 1 = clean behaviour (and the reverse, corrupted into clean, for
   ``resid_pre``: 1 = fully corrupted). Otherwise the maps are null with the reason: there is no order
@@ -70,12 +71,14 @@ def require_pairs_and_inputs(cfg) -> None:
 @dataclass(frozen=True)
 class Config(LayoutConfig):
     min_effect: float = 0.5  # logit units: a swap that moves LD less has no order effect to restore
+    min_sensitivity: float = 0.05  # σ units: a swap that moves the choice less has none either
 
     NAME = "patching"
 
     def validate(self) -> None:
         super().validate()
         require(self, "min_effect", self.min_effect > 0, "must be > 0 (logit units)")
+        require(self, "min_sensitivity", 0 <= self.min_sensitivity < 1, "must be in [0, 1) (σ units)")
 
 
 def hooks(model, cfg: Config | None) -> list[str]:
@@ -166,8 +169,14 @@ def _order(model, task, cfg: Config, pair: tuple[int, int]) -> dict:
     with torch.no_grad():
         ld_c, ld_x = ld(model(clean)), ld(model(corrupted))
     sensitivity = (torch.sigmoid(ld_c) - torch.sigmoid(ld_x)).abs().mean().item()
-    forward = patch_maps(model, clean, corrupted, ld, cfg.min_effect)
-    reverse = patch_maps(model, corrupted, clean, ld, cfg.min_effect, per_head=False)
+    moved = abs(ld_c.mean().item() - ld_x.mean().item()) >= cfg.min_effect  # else patch_maps gives its own reason
+    if moved and sensitivity < cfg.min_sensitivity:  # LD moves, but both runs pick the same candidate
+        reason = f"swapping the anchors moves the choice by {sensitivity:.3g} < min_sensitivity {cfg.min_sensitivity} (σ units)"
+        forward = {"ld_clean": ld_c.mean().item(), "ld_corrupted": ld_x.mean().item(), "reason": reason}
+        reverse = {"ld_clean": ld_x.mean().item(), "ld_corrupted": ld_c.mean().item(), "reason": reason}
+    else:
+        forward = patch_maps(model, clean, corrupted, ld, cfg.min_effect)
+        reverse = patch_maps(model, corrupted, clean, ld, cfg.min_effect, per_head=False)
     return {"candidates": {"inferential": inf, "other": other}, "order_sensitivity": sensitivity,
             "clean_prefers_inferential": (ld_c > 0).float().mean().item(), "corrupted_prefers_inferential": (ld_x > 0).float().mean().item(),
             "clean_into_corrupted": forward, "corrupted_into_clean": {k: v for k, v in reverse.items() if k != "attn_out" and k != "mlp_out"},

@@ -70,6 +70,36 @@ def test_a_model_that_pools_every_position_alike_has_order_sensitivity_zero():
     assert "differ by 0 <" in result.numbers["order"]["4,3"]["clean_into_corrupted"]["reason"]
 
 
+def _order_nudged(delta: float, copy_gain: float) -> HookedTransformer:
+    """A copy of the key (position 1) answered with x−6, the symmetric answer of (4,3); the last
+    position attends to positions 1 and 2 alike, except that anchor 4 at position 2 scores ``delta``
+    more: (4,3) in order gives the key weight 1/(1+e^delta), swapped 1/2. LD = logit[x−10] − logit[x−6]
+    = −copy_gain × that weight: the swap moves LD by copy_gain (1/2 − 1/(1+e^delta)) and the choice
+    (σ(LD)) by far less when copy_gain is large."""
+    model = _planted(P0, shift=-6, copy_gain=copy_gain)
+    scale = model.cfg.d_head ** 0.5  # TL divides the scores by sqrt(d_head)
+    with torch.no_grad():
+        model.blocks[0].attn.W_K[0, VOCAB + 2, 0] = 300.0
+        model.blocks[0].attn.W_K[0, 4, 0] = delta * scale
+    return model
+
+
+def test_a_swap_that_moves_the_logits_but_not_the_choice_has_no_order_site():
+    """The order effect passes min_effect (ΔLD ≈ 4.6 logits) but moves the choice by ≈ 0.005: no
+    patching map, so no order_site that is a ratio of a tiny effect; a lower min_sensitivity maps it."""
+    model = _order_nudged(delta=1.0, copy_gain=20.0)
+    result = probes.run("patching", model, _task())
+    order = result.numbers["order"]["4,3"]
+    gap = 20 * (0.5 - 1 / (1 + math.e))
+    assert order["clean_into_corrupted"]["ld_clean"] - order["clean_into_corrupted"]["ld_corrupted"] == pytest.approx(gap, abs=1e-3)
+    assert result.headline["order_sensitivity"] == pytest.approx(0.0045, abs=0.002)
+    assert result.headline["order_site"] is None
+    assert "min_sensitivity 0.05" in order["clean_into_corrupted"]["reason"] and "resid_pre" not in order["clean_into_corrupted"]
+    loose = probes.run("patching", model, _task(), min_sensitivity=0.001)
+    site = loose.headline["order_site"]
+    assert (site["layer"], site["position"]) == (0, 2) and site["restored"] == pytest.approx(1.0, abs=1e-4)
+
+
 def test_logit_lens_of_a_shifted_copy_matches_the_hand_computation():
     model = _planted(P0, shift=-10)  # copies the key and answers key - 10: the inferential map of (4,3)
     result = probes.run("logit_lens", model, _task())

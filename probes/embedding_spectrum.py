@@ -4,7 +4,10 @@ Numbers: the eigenvalues of the covariance of the item-token embeddings (rows 20
 default: untrained rows would inflate the rank), their effective rank ``exp(entropy)``, the
 energy fraction of the top k, the singular values (and effective rank) of every linear weight, and
 — when the run's ``step{N}`` snapshots are given — the evolution of the top eigenvalues over
-training with the step at which each one first reaches half of its final value (Fig 12b).
+training with the step at which each one first reaches half of its final value (Fig 12b). When the
+snapshots begin after step 0 (a run resumed in another checkout keeps only its later ones) and an
+eigenvalue is already past half at the first of them, its step is unknown: ``null``, and
+``evolution.note`` says from which step the snapshots run.
 """
 
 from __future__ import annotations
@@ -102,8 +105,11 @@ def run(model, task, cfg: Config = Config(), snapshots=None) -> Result:
         growth = []
         for i in range(cfg.top_k):
             final = tops[-1][i]
-            growth.append(next((s for s, t in zip(steps, tops) if t[i] >= 0.5 * final), None) if final > 0 else None)
-        evolution = {"steps": steps, "top_eigenvalues": tops, "half_growth_step": growth}
+            first = next((s for s, t in zip(steps, tops) if t[i] >= 0.5 * final), None) if final > 0 else None
+            growth.append(None if first is not None and first == steps[0] != 0 else first)  # reached at or before it: unknown
+        note = None if steps[0] == 0 else (f"the snapshots begin at step {steps[0]}, not 0: an eigenvalue already past half "
+                                           "of its final value there has no known half-growth step (null)")
+        evolution = {"steps": steps, "top_eigenvalues": tops, "half_growth_step": growth, "note": note}
     numbers["evolution"] = evolution
     numbers["tsne"], numbers["tsne_note"] = tsne_2d(W_E[cfg.token_min : cfg.token_max + 1], cfg.tsne_seed)
     headline = {"effective_rank": numbers["effective_rank"], "top_k_energy": numbers["top_k_energy"],
@@ -117,7 +123,9 @@ def _figure(result: Result):
     from plotly.subplots import make_subplots
 
     n = result.numbers
-    fig = make_subplots(rows=2, cols=2, subplot_titles=("embedding covariance eigenvalues", "top eigenvalues over training",
+    evolution = n["evolution"] or {}
+    over = "top eigenvalues over training" + (f" (snapshots from step {evolution['steps'][0]})" if evolution.get("note") else "")
+    fig = make_subplots(rows=2, cols=2, subplot_titles=("embedding covariance eigenvalues", over,
                                                         "normalised singular values of every linear weight", "t-SNE of item embeddings"))
     top = max(n["eigenvalues"], default=0.0) or 1.0
     shown = [v for v in n["eigenvalues"] if v is not None and v > 1e-10 * top]  # numerically zero ones (rank <= tokens - 1) left out

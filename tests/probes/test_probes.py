@@ -163,6 +163,23 @@ def test_eigenvalue_evolution_over_snapshots(task):
     assert r.headline["half_growth_step"] == [100, 100]
     with pytest.raises(ProbeError, match="needs the run's step snapshots"):
         probes.run("embedding_spectrum", model, task, evolution="on")
+    assert r.numbers["evolution"]["note"] is None
+
+
+def test_half_growth_is_unknown_when_the_snapshots_begin_after_step_0_already_past_half(task):
+    """A run resumed in another checkout keeps only its later snapshots: the first one's step is an
+    upper bound, not the half-growth step, so it is null; a later crossing is still known."""
+    model = _model()
+    with torch.no_grad():
+        model.embed.W_E.copy_(_rank2_embedding(model))
+    later = {100: 0.8, 1000: 1.0}  # past half at the first snapshot
+    snaps = {s: (lambda s=s: {"embed.W_E": _rank2_embedding(model, later[s])}) for s in later}
+    r = probes.run("embedding_spectrum", model, task, snapshots=snaps, top_k=2)
+    assert r.headline["half_growth_step"] == [None, None]
+    assert "begin at step 100" in r.numbers["evolution"]["note"]
+    crossing = {100: 0.3, 500: 0.9, 1000: 1.0}  # below half (0.09 of final λ) at the first snapshot
+    snaps = {s: (lambda s=s: {"embed.W_E": _rank2_embedding(model, crossing[s])}) for s in crossing}
+    assert probes.run("embedding_spectrum", model, task, snapshots=snaps, top_k=2).headline["half_growth_step"] == [500, 500]
 
 
 # ---------------------------------------------------------------- information flow

@@ -88,6 +88,20 @@ def test_phase_diagram_figures_shade_unfitted_cells(tmp_path):
     assert sym.data[0].type == "heatmap" and list(sym.data[0].x) == ["0.5", "0.8"] and list(sym.data[0].y) == ["1", "2"]
     assert inf.data[0].z[0] == [0.5, 0.8]  # row n_layers=1: inferential accuracy per gamma
     assert len(sym.layout.shapes) == 1  # the one cell with seen-pair test < 90% is shaded
+    assert not sym.layout.annotations and "not finished" not in sym.layout.title.text
+
+
+def test_a_cell_whose_runs_have_not_finished_is_named_not_shaded_as_unfitted(tmp_path):
+    from mechinit.sweep_report import figures
+
+    spec = SweepSpec(BASE, {"init.gamma": (0.5, 0.8), "model.n_layers": (1, 2), "train.seed": (0,)})
+    for cfg in spec.configs():
+        if (cfg.init.gamma, cfg.model.n_layers) != (0.8, 2):  # that cell's run has not finished
+            _fake_run(tmp_path / run_id(cfg), cfg.init.gamma, 1 - cfg.init.gamma, 1.0)
+    sym = figures(reduce_runs(spec, tmp_path))[0]
+    assert sym.data[0].z[1][1] is None and len(sym.layout.shapes) == 0
+    assert [(a.x, a.y, a.text) for a in sym.layout.annotations] == [(1, 1, "not finished")]  # category positions
+    assert sym.layout.title.text.endswith("blank: runs not finished")
 
 
 def test_sweep_publishes_every_run_to_its_zoo(tmp_path, capsys, monkeypatch):

@@ -52,9 +52,9 @@ def figures(summary: dict) -> list:
                         fig.add_shape(type="rect", x0=xs.index(x) - 0.5, x1=xs.index(x) + 0.5, y0=ys.index(y) - 0.5, y1=ys.index(y) + 0.5,
                                       fillcolor="grey", opacity=0.6, line_width=0)
                 title += f" (grey: {what} < {below:.0%})"
-            missing = [(x, y) for (x, y), c in lookup.items() if _mean(c, metric.key) is None]
-            for x, y in missing:  # a cell whose runs have not all finished: named, never shaded as a result
-                fig.add_annotation(x=xs.index(x), y=ys.index(y), text="not finished", showarrow=False, font=dict(color="black"))
+            missing = [(i, j) for j, row in enumerate(z) for i, value in enumerate(row) if value is None]
+            for i, j in missing:  # a cell whose runs have not all finished: named, never shaded as a result
+                fig.add_annotation(x=i, y=j, text="not finished", showarrow=False, font=dict(color="black"))
             if missing:
                 title += "; blank: runs not finished"
             fig.update_layout(title=title, xaxis_title=x_key, yaxis_title=y_key, xaxis_type="category", yaxis_type="category")

@@ -26,6 +26,11 @@ STATE = "state.safetensors"
 META_KEY = "mechinit_resume"
 
 
+def has_point(out: Path) -> bool:
+    """Whether the run folder ``out`` holds a resume point to continue from."""
+    return (Path(out) / runs.RESUME / STATE).is_file()
+
+
 def config_hash(cfg: RunConfig) -> str:
     return hashlib.sha256(cfg.canonical_json().encode()).hexdigest()
 

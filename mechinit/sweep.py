@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mechinit import resume as resume_point
 from mechinit import runs
 from mechinit.budget import check_fits
 from mechinit.config import ConfigError, RunConfig, TaskConfig, coerce
@@ -147,7 +148,7 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, jobs: int = 1, progress: boo
     for cfg in spec.configs():
         folder = out_dir / "runs" / run_id(cfg)
         if not finished(cfg, folder):
-            if (folder / runs.RESUME / "state.safetensors").is_file():  # interrupted with a resume point: continue it alone
+            if resume_point.has_point(folder):  # interrupted with a resume point: continue it alone
                 resumed.append([(cfg, folder)])
                 continue
             if folder.exists():  # interrupted before its first resume point: start it again cleanly

@@ -15,7 +15,7 @@ from concurrent.futures import CancelledError, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from mechinit import runs
+from mechinit import resume as resume_point
 from mechinit.config import RunConfig
 from mechinit.errors import TrainingInterrupted
 
@@ -27,7 +27,7 @@ def _train_one(cfg_dict: dict, out: str) -> dict:
     cfg = RunConfig.from_dict(cfg_dict)
     log = Path(f"{out}.log")  # not with_suffix: ids hold dots (g0.80)
     try:
-        resumable = (Path(out) / runs.RESUME / "state.safetensors").is_file()
+        resumable = resume_point.has_point(Path(out))
         row = train(None, Path(out), resume=True, quiet=True) if resumable else train(cfg, Path(out), quiet=True)
         return {"ok": True, "row": row}
     except TrainingInterrupted:  # Ctrl-C / SIGTERM stops the sweep, not just this run (it keeps its resume point)

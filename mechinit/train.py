@@ -200,7 +200,7 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
         if (replayed is None) != (replay is None):
             raise runs.RunFolderError(f"{out} replays another code's draws ({replayed}); resume it with the command that started it"
                                       if replayed is not None else f"{out} is not a replay; resume it without one")
-        if not (out / runs.RESUME / resume_point.STATE).is_file():  # killed before its first resume point: start again
+        if not resume_point.has_point(out):  # killed before its first resume point: start again
             with resume_point.lock(out):  # never under the feet of a live trainer
                 _clear_run_folder(out)
             resume = False

@@ -119,17 +119,25 @@ def logit_diff(logits: torch.Tensor, plus: torch.Tensor, minus: torch.Tensor) ->
     return last[rows, plus] - last[rows, minus]
 
 
-def patch_maps(model, clean: torch.Tensor, corrupted: torch.Tensor, ld, min_effect: float, per_head: bool = True) -> dict:
+def patch_maps(model, clean: torch.Tensor, corrupted: torch.Tensor, ld, min_effect: float, per_head: bool = True,
+               min_sensitivity: float = 0.0, lds: tuple[torch.Tensor, torch.Tensor] | None = None) -> dict:
     """Patch the clean run into the corrupted one (TL's helpers) with the normalised metric
-    (LD − LD_corrupted) / (LD_clean − LD_corrupted). ``ld(logits) -> [batch]``. Maps are ``None``
-    (with ``reason``) when the two runs differ by less than ``min_effect`` in mean LD."""
-    names = hooks(model, None)
-    with torch.no_grad():
-        clean_cache = cache(model, clean, names)
-        ld_clean, ld_corr = ld(model(clean)).mean().item(), ld(model(corrupted)).mean().item()
+    (LD − LD_corrupted) / (LD_clean − LD_corrupted). ``ld(logits) -> [batch]``; ``lds`` are the two
+    runs' per-sequence LDs when the caller has them already. Maps are ``None`` (with ``reason``) when
+    the two runs differ by less than ``min_effect`` in mean LD, or when they do but the choice
+    (σ(LD), mean over sequences) moves by less than ``min_sensitivity``: no effect to restore."""
+    if lds is None:
+        with torch.no_grad():
+            lds = ld(model(clean)), ld(model(corrupted))
+    ld_clean, ld_corr = lds[0].mean().item(), lds[1].mean().item()
     out = {"ld_clean": ld_clean, "ld_corrupted": ld_corr}
     if abs(ld_clean - ld_corr) < min_effect:
         return {**out, "reason": f"the two runs differ by {abs(ld_clean - ld_corr):.3g} < {min_effect} in mean logit difference"}
+    moved = (torch.sigmoid(lds[0]) - torch.sigmoid(lds[1])).abs().mean().item()
+    if moved < min_sensitivity:  # LD moves, but both runs pick the same candidate: the maps would be ratios of noise
+        return {**out, "reason": f"the choice between the two candidates moves by {moved:.3g} < min_sensitivity {min_sensitivity} (σ units)"}
+    with torch.no_grad():
+        clean_cache = cache(model, clean, hooks(model, None))
 
     def metric(logits):
         return (ld(logits).mean() - ld_corr) / (ld_clean - ld_corr)
@@ -169,14 +177,8 @@ def _order(model, task, cfg: Config, pair: tuple[int, int]) -> dict:
     with torch.no_grad():
         ld_c, ld_x = ld(model(clean)), ld(model(corrupted))
     sensitivity = (torch.sigmoid(ld_c) - torch.sigmoid(ld_x)).abs().mean().item()
-    moved = abs(ld_c.mean().item() - ld_x.mean().item()) >= cfg.min_effect  # else patch_maps gives its own reason
-    if moved and sensitivity < cfg.min_sensitivity:  # LD moves, but both runs pick the same candidate
-        reason = f"swapping the anchors moves the choice by {sensitivity:.3g} < min_sensitivity {cfg.min_sensitivity} (σ units)"
-        forward = {"ld_clean": ld_c.mean().item(), "ld_corrupted": ld_x.mean().item(), "reason": reason}
-        reverse = {"ld_clean": ld_x.mean().item(), "ld_corrupted": ld_c.mean().item(), "reason": reason}
-    else:
-        forward = patch_maps(model, clean, corrupted, ld, cfg.min_effect)
-        reverse = patch_maps(model, corrupted, clean, ld, cfg.min_effect, per_head=False)
+    forward = patch_maps(model, clean, corrupted, ld, cfg.min_effect, min_sensitivity=cfg.min_sensitivity, lds=(ld_c, ld_x))
+    reverse = patch_maps(model, corrupted, clean, ld, cfg.min_effect, per_head=False, min_sensitivity=cfg.min_sensitivity, lds=(ld_x, ld_c))
     return {"candidates": {"inferential": inf, "other": other}, "order_sensitivity": sensitivity,
             "clean_prefers_inferential": (ld_c > 0).float().mean().item(), "corrupted_prefers_inferential": (ld_x > 0).float().mean().item(),
             "clean_into_corrupted": forward, "corrupted_into_clean": {k: v for k, v in reverse.items() if k != "attn_out" and k != "mlp_out"},

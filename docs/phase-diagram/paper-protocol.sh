@@ -11,15 +11,19 @@
 # checkout without weights (config, metrics and card; a finished run counts as done from its metrics).
 # The phase diagram so far, at any time (trains nothing; writes sweep.json and report.html):
 #   bash docs/phase-diagram/paper-protocol.sh --reduce-only && python docs/phase-diagram-table.py docs/phase-diagram/paper-protocol
+# A slice of the grid on the other CPU kernel set (the verdicts must not hang on float noise), e.g.
+#   ATEN_CPU_CAPABILITY=avx2 LAYERS=4 GAMMAS=0.6 NAME=paper-protocol-avx2 JOBS=2 bash docs/phase-diagram/paper-protocol.sh
+# (same runs, same ids, their own folder docs/phase-diagram/NAME and log; `--reduce-only` with the same variables).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+name=${NAME:-paper-protocol}
 sweep=(sweep --preset small-init
-  --set sweep.model.n_layers=2,4 --set sweep.init.gamma=0.3,0.6,1.0 --set sweep.train.seed=0,1,2
+  --set "sweep.model.n_layers=${LAYERS:-2,4}" --set "sweep.init.gamma=${GAMMAS:-0.3,0.6,1.0}" --set sweep.train.seed=0,1,2
   --set sweep.train.lr=5e-4,1e-3,2e-3 --best-over train.lr --set train.resume_every=100
-  --ensemble off --jobs "${JOBS:-1}" --out "$root/docs/phase-diagram/paper-protocol" --quiet)
+  --ensemble off --jobs "${JOBS:-1}" --out "$root/docs/phase-diagram/$name" --quiet)
 if [ "${1:-}" = --reduce-only ]; then
   exec "$root/.venv/bin/mechinit" "${sweep[@]}" --reduce-only
 fi
 echo 19 > /proc/self/autogroup 2>/dev/null || true  # background priority also across autogroups (setsid)
 mkdir -p "$root/docs/phase-diagram/logs"
-OMP_NUM_THREADS=1 nice -n 19 "$root/.venv/bin/mechinit" "${sweep[@]}" >>"$root/docs/phase-diagram/logs/paper-protocol.log" 2>&1
+OMP_NUM_THREADS=1 nice -n 19 "$root/.venv/bin/mechinit" "${sweep[@]}" >>"$root/docs/phase-diagram/logs/$name.log" 2>&1

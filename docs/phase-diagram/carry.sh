@@ -5,15 +5,17 @@
 # a few MB). Weights and snapshots stay behind (about 100 MB for the 54 runs).
 # usage, after pausing the sweep (pkill -TERM -f "mechinit sweep"):
 #   git add -f $(bash docs/phase-diagram/carry.sh)
+# NAME=paper-protocol-avx2 (say) carries a slice run into its own folder by paper-protocol.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-for run in docs/phase-diagram/paper-protocol/runs/*/; do
+name=${NAME:-paper-protocol}
+for run in docs/phase-diagram/$name/runs/*/; do
   [ -f "$run/config.json" ] || continue
   for f in config.json metrics.jsonl README.md; do [ -f "$run/$f" ] && echo "$run$f"; done
   if [ ! -f "$run/model.safetensors" ] && [ -f "$run/resume/state.safetensors" ]; then
     echo "${run}resume/state.json"; echo "${run}resume/state.safetensors"
   fi
 done
-[ -f docs/phase-diagram/paper-protocol/sweep.json ] && echo docs/phase-diagram/paper-protocol/sweep.json
+[ -f "docs/phase-diagram/$name/sweep.json" ] && echo "docs/phase-diagram/$name/sweep.json"
 exit 0

@@ -119,6 +119,11 @@ def logit_diff(logits: torch.Tensor, plus: torch.Tensor, minus: torch.Tensor) ->
     return last[rows, plus] - last[rows, minus]
 
 
+def choice_shift(ld_a: torch.Tensor, ld_b: torch.Tensor) -> float:
+    """Mean over sequences of |σ(LD_a) − σ(LD_b)|: how far two runs' choice between the candidates moves."""
+    return (torch.sigmoid(ld_a) - torch.sigmoid(ld_b)).abs().mean().item()
+
+
 def patch_maps(model, clean: torch.Tensor, corrupted: torch.Tensor, ld, min_effect: float, per_head: bool = True,
                min_sensitivity: float = 0.0, lds: tuple[torch.Tensor, torch.Tensor] | None = None) -> dict:
     """Patch the clean run into the corrupted one (TL's helpers) with the normalised metric
@@ -133,7 +138,7 @@ def patch_maps(model, clean: torch.Tensor, corrupted: torch.Tensor, ld, min_effe
     out = {"ld_clean": ld_clean, "ld_corrupted": ld_corr}
     if abs(ld_clean - ld_corr) < min_effect:
         return {**out, "reason": f"the two runs differ by {abs(ld_clean - ld_corr):.3g} < {min_effect} in mean logit difference"}
-    moved = (torch.sigmoid(lds[0]) - torch.sigmoid(lds[1])).abs().mean().item()
+    moved = choice_shift(*lds)
     if moved < min_sensitivity:  # LD moves, but both runs pick the same candidate: the maps would be ratios of noise
         return {**out, "reason": f"the choice between the two candidates moves by {moved:.3g} < min_sensitivity {min_sensitivity} (σ units)"}
     with torch.no_grad():
@@ -176,7 +181,7 @@ def _order(model, task, cfg: Config, pair: tuple[int, int]) -> dict:
     ld = lambda logits: logit_diff(logits, keys + inf, keys + other)  # noqa: E731
     with torch.no_grad():
         ld_c, ld_x = ld(model(clean)), ld(model(corrupted))
-    sensitivity = (torch.sigmoid(ld_c) - torch.sigmoid(ld_x)).abs().mean().item()
+    sensitivity = choice_shift(ld_c, ld_x)
     forward = patch_maps(model, clean, corrupted, ld, cfg.min_effect, min_sensitivity=cfg.min_sensitivity, lds=(ld_c, ld_x))
     reverse = patch_maps(model, corrupted, clean, ld, cfg.min_effect, per_head=False, min_sensitivity=cfg.min_sensitivity, lds=(ld_x, ld_c))
     return {"candidates": {"inferential": inf, "other": other}, "order_sensitivity": sensitivity,

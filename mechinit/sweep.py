@@ -254,6 +254,8 @@ def reduce_runs(spec: SweepSpec, runs_dir: Path) -> dict:
             per_group = []
             for records in cell["groups"].values():
                 values = [r.get(metric.key) for r in records]
+                if metric.never and not any(r.get("missing") for r in records):  # None = never reached: the others compete
+                    values = [v for v in values if v is not None] or [None]
                 per_group.append(None if any(v is None for v in values) else (max if metric.best == "max" else min)(values))
             ok = [v for v in per_group if v is not None]
             complete = len(ok) == len(per_group)

@@ -85,7 +85,11 @@ def speed_figures(summary: dict) -> list:
     for c in cells:
         label = ", ".join(f"{k}={c['axes'][k]}" for k in axes[1:]) or "all"
         series.setdefault(label, []).append((c["axes"][x_key], c["epochs_to_loss"]["mean"], c["epochs_to_loss"]["std"]))
-    fig18 = go.Figure([go.Scatter(x=[p[0] for p in sorted(pts)], y=[p[1] for p in sorted(pts)], name=label, mode="lines+markers",
+    def name(label: str, pts: list) -> str:  # a cell without a mean draws no point; the legend says how many and why
+        gaps = sum(1 for p in pts if p[1] is None)
+        return f"{label} ({gaps} of {len(pts)} cells: no point, a seed never reached 5e-2)" if gaps else label
+
+    fig18 = go.Figure([go.Scatter(x=[p[0] for p in sorted(pts)], y=[p[1] for p in sorted(pts)], name=name(label, pts), mode="lines+markers",
                                   error_y=dict(type="data", array=[p[2] for p in sorted(pts)])) for label, pts in series.items()])
     fig18.update_layout(title="epochs for the training loss to reach 5e-2", xaxis_title=x_key, yaxis_title="epochs")
     return [fig18]

@@ -82,7 +82,9 @@ class AnchorVocabulary(Vocabulary):
 
     def figures(self, summary: dict) -> list:
         """Fig 19: epochs until each seen pair's training accuracy reaches 60%, per cell: the mean over the
-        cell's finished runs (every lr and seed), its trace named with how many of the cell's runs that is."""
+        cell's finished runs (every lr and seed), its trace named with how many of the cell's runs that is.
+        A pair that some finished run never brings to 60% has no mean (no bar); the trace's name says how
+        many runs that holds for."""
         import plotly.graph_objects as go
 
         cells = summary["cells"]
@@ -97,8 +99,10 @@ class AnchorVocabulary(Vocabulary):
             names = sorted(per_pair)
             means = [None if any(e is None for e in per_pair[n]) else sum(per_pair[n]) / len(per_pair[n]) for n in names]
             done = sum(1 for r in c["runs"] if not r.get("missing"))
+            short = sum(1 for r in c["runs"] if any(e is None for e in (r.get("epochs_to_pair_acc") or {}).values()))
             label = ", ".join(f"{k}={v}" for k, v in c["axes"].items())
-            fig.add_trace(go.Bar(x=[f"({n})" for n in names], y=means, name=f"{label} (mean of {done} of {len(c['runs'])} runs)"))
+            gap = f"; {short} never reach {PAIR_ACC_TARGET:.0%} on some pair, which has no bar" if short else ""
+            fig.add_trace(go.Bar(x=[f"({n})" for n in names], y=means, name=f"{label} (mean of {done} of {len(c['runs'])} runs{gap})"))
         fig.update_layout(title=f"epochs for each seen pair to reach {PAIR_ACC_TARGET:.0%} training accuracy", xaxis_title="seen pair",
                           yaxis_title="epochs", barmode="group")
         return [fig]

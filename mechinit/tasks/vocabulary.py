@@ -18,12 +18,16 @@ class Metric:
     """A number a sweep keeps per run and reduces per cell.
 
     ``best``: how a cell picks its best run over the ``best_over`` keys (``max`` or ``min``);
-    ``bounded``: a fraction in [0, 1] (heatmaps use a fixed 0..1 colour scale)."""
+    ``bounded``: a fraction in [0, 1] (heatmaps use a fixed 0..1 colour scale); ``never``: a finished
+    run's ``None`` means the target was never reached (epochs-to-target metrics), so the best over
+    ``best_over`` is taken over the runs that reached it (none reached: ``None``); otherwise any
+    ``None`` makes the best ``None``."""
 
     key: str
     title: str
     best: str = "max"
     bounded: bool = True
+    never: bool = False
 
     def __post_init__(self):
         if self.best not in ("max", "min"):
@@ -31,7 +35,7 @@ class Metric:
 
 
 HEADLINE = Metric("headline", "the task's headline metric")
-EPOCHS_TO_LOSS = Metric("epochs_to_loss", "epochs for the training loss to reach 5e-2", best="min", bounded=False)
+EPOCHS_TO_LOSS = Metric("epochs_to_loss", "epochs for the training loss to reach 5e-2", best="min", bounded=False, never=True)
 LOSS_TARGET = 5e-2  # App G / Fig 18: epochs until the training loss reaches 5e-2
 
 

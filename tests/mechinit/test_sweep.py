@@ -1,4 +1,5 @@
 import json
+import shutil
 
 import pytest
 
@@ -48,6 +49,38 @@ def test_cells_take_the_best_over_lr_then_the_mean_over_seeds(tmp_path):
     assert cell["acc_inferential"]["mean"] == pytest.approx((0.6 + 0.4) / 2) and cell["acc_inferential"]["std"] == pytest.approx(0.1)
     assert cell["acc_symmetric"]["mean"] == pytest.approx((0.7 + 0.9) / 2)
     assert len(cell["runs"]) == 4
+
+
+def test_epochs_to_loss_takes_the_best_lr_that_reached_the_target(tmp_path):
+    """A run that never reaches loss 5e-2 does not void its group's best (it is slower than any that did);
+    a group where no lr reached it, or with a run not finished, has no value."""
+    spec = SweepSpec(BASE, {"train.lr": (1e-3, 2e-3), "train.seed": (0, 1)}, best_over=("train.lr",))
+    never, twice, once = (1.0, 0.5, 0.2), (1.0, 0.5, 0.04), (1.0, 0.04, 0.01)  # epochs_to_loss: None, 2, 1
+    planted = {(1e-3, 0): never, (2e-3, 0): twice, (1e-3, 1): once, (2e-3, 1): never}
+    for cfg in spec.configs():
+        _fake_run(tmp_path / run_id(cfg), 0.0, 0.0, 1.0, losses=planted[(cfg.train.lr, cfg.train.seed)], pair_acc=((0.1, 0.7, 0.9),))
+    (cell,) = reduce_runs(spec, tmp_path)["cells"]
+    assert cell["epochs_to_loss"] == {"mean": 1.5, "std": 0.5, "n": 2}
+    for cfg in spec.configs():
+        if (cfg.train.lr, cfg.train.seed) == (2e-3, 0):  # seed 0 now has no lr that reached the target
+            shutil.rmtree(tmp_path / run_id(cfg))
+            _fake_run(tmp_path / run_id(cfg), 0.0, 0.0, 1.0, losses=never, pair_acc=((0.1, 0.7, 0.9),))
+    (cell,) = reduce_runs(spec, tmp_path)["cells"]
+    assert cell["epochs_to_loss"] == {"mean": None, "std": None, "n": 1}
+    shutil.rmtree(tmp_path / run_id(spec.configs()[0]))  # an unfinished run: its group has no value either
+    (cell,) = reduce_runs(spec, tmp_path)["cells"]
+    assert cell["epochs_to_loss"]["n"] == 1 and cell["acc_inferential"]["mean"] is None
+
+
+def test_fig18_legend_names_the_cells_without_a_point():
+    from mechinit.sweep_report import speed_figures
+
+    def cell(layers, gamma, mean):
+        return {"axes": {"model.n_layers": layers, "init.gamma": gamma}, "epochs_to_loss": {"mean": mean, "std": None if mean is None else 0.0}}
+    summary = {"axes": ["model.n_layers", "init.gamma"], "cells": [cell(2, 0.3, 3.0), cell(4, 0.3, 5.0), cell(2, 1.0, None), cell(4, 1.0, 6.0)]}
+    (fig18,) = speed_figures(summary)
+    assert [t.name for t in fig18.data] == ["init.gamma=0.3", "init.gamma=1.0 (1 of 2 cells: no point, a seed never reached 5e-2)"]
+    assert list(fig18.data[1].y) == [None, 6.0]
 
 
 def test_a_missing_run_makes_its_cell_null(tmp_path):
@@ -135,6 +168,12 @@ def test_speed_metrics_for_fig18_and_fig19(tmp_path):
     (fig19,) = ANCHOR.figures(reduce_runs(spec, tmp_path))
     assert [t.name for t in fig19.data] == ["model.n_layers=1 (mean of 2 of 2 runs)", "model.n_layers=2 (mean of 1 of 2 runs)"]
     assert list(fig19.data[1].y) == [2.0, 0.0]  # the one finished run's own numbers
+    first = spec.configs()[0]  # a finished run whose pair (1,1) never reaches 60%: that pair has no mean, and the name says why
+    shutil.rmtree(tmp_path / run_id(first))
+    _fake_run(tmp_path / run_id(first), 0.0, 0.0, 1.0, losses=(1.0, 0.04, 0.01), pair_acc=((0.1, 0.2, 0.3), (0.7, 0.9, 1.0)))
+    (fig19,) = ANCHOR.figures(reduce_runs(spec, tmp_path))
+    assert list(fig19.data[0].y) == [None, 0.0]
+    assert fig19.data[0].name == "model.n_layers=1 (mean of 2 of 2 runs; 1 never reach 60% on some pair, which has no bar)"
 
 
 def test_units_group_runs_of_one_shape_into_ensembles(tmp_path):

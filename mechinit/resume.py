@@ -26,7 +26,7 @@ STATE = "state.safetensors"
 META_KEY = "mechinit_resume"
 
 
-def has_point(out: Path) -> bool:
+def has_point(out: str | Path) -> bool:
     """Whether the run folder ``out`` holds a resume point to continue from."""
     return (Path(out) / runs.RESUME / STATE).is_file()
 

@@ -27,7 +27,7 @@ def _train_one(cfg_dict: dict, out: str) -> dict:
     cfg = RunConfig.from_dict(cfg_dict)
     log = Path(f"{out}.log")  # not with_suffix: ids hold dots (g0.80)
     try:
-        resumable = resume_point.has_point(Path(out))
+        resumable = resume_point.has_point(out)
         row = train(None, Path(out), resume=True, quiet=True) if resumable else train(cfg, Path(out), quiet=True)
         return {"ok": True, "row": row}
     except TrainingInterrupted:  # Ctrl-C / SIGTERM stops the sweep, not just this run (it keeps its resume point)

@@ -37,6 +37,11 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--threads", type=int, metavar="N", help="CPU threads: shorthand for --set train.threads=N; with --resume, the "
                    "threads for the rest of the run (recorded in config.json's provenance.resumed; float results then "
                    "differ from an uninterrupted run's)")
+    t.add_argument("--replay", metavar="SOURCE:SEED[:PART]", help="re-draw another code's run: authors:SEED (the authors' initial "
+                   "weights, data and batch order), authors:SEED:init or authors:SEED:data (one side; the other from "
+                   "train.init_seed / train.data_seed); shorthand for --set train.replay=...; needs --preset paper-code")
+    t.add_argument("--stop-at", type=_step, metavar="STEP", help="stop at this step with a resume point and exit 0 (the "
+                   "schedule stays the full run's); continue with --resume")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.add_argument("--publish", action="store_true", help="publish the finished run to the zoo (see --zoo)")
     t.add_argument("--zoo", type=Path, help="zoo folder for --publish (default: $MECHINIT_ZOO or ~/.cache/mechinit/zoo)")
@@ -101,22 +106,30 @@ def _train(args) -> int:
     from mechinit.config import ConfigError
 
     _check_folder(args.zoo, "--zoo")  # before hours of training, not after
+    if args.publish and args.stop_at is not None:
+        raise ConfigError("--publish needs a finished run, and --stop-at stops it before its end; publish after the --resume that finishes it")
     from mechinit.ids import run_id
     from mechinit.resolve import resolve_config
     from mechinit.train import train
 
     if args.resume is not None:
-        if args.preset or args.config or args.sets or args.device or args.out:
-            raise ConfigError("--resume continues a run with its own config.json; drop --preset/--config/--set/--device/--out")
+        if args.preset or args.config or args.sets or args.device or args.out or args.replay:
+            raise ConfigError("--resume continues a run with its own config.json; drop --preset/--config/--set/--device/--out/--replay")
         out = args.resume
-        row = train(None, out, resume=True, quiet=args.quiet, threads=args.threads)
+        row = train(None, out, resume=True, quiet=args.quiet, threads=args.threads, stop_at=args.stop_at)
     else:
         sets = list(args.sets) + ([f"train.device={args.device}"] if args.device else []) + \
-            ([f"train.threads={args.threads}"] if args.threads is not None else [])
+            ([f"train.threads={args.threads}"] if args.threads is not None else []) + \
+            ([f"train.replay={args.replay}"] if args.replay is not None else [])
         cfg = resolve_config(args.preset, args.config, sets)
         out = args.out or _default_out(run_id(cfg))
-        row = train(cfg, out, quiet=args.quiet)
+        row = train(cfg, out, quiet=args.quiet, stop_at=args.stop_at)
     print(f"run folder: {out}")
+    if args.stop_at is not None and not (Path(out) / "model.safetensors").is_file():
+        print(f"stopped at step {row.get('step')} (last evaluation shown below); continue with: mechinit train --resume {out}"
+              if row.get("step") == args.stop_at else
+              f"stopped at step {args.stop_at} with a resume point (last evaluation: step {row.get('step')}); "
+              f"continue with: mechinit train --resume {out}")
     if args.publish:
         from mechinit import zoo
 
@@ -125,6 +138,13 @@ def _train(args) -> int:
 
     print("\n".join(_summary(row, load_run_config(out).task.name)))
     return 0
+
+
+def _step(text: str) -> int:
+    """A ``--stop-at`` value: a non-negative integer, else one line and exit 2."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a step (a whole number >= 0)")
+    return int(text)
 
 
 def _check_folder(path: Path | None, flag: str) -> None:

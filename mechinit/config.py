@@ -15,9 +15,10 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from mechinit.replay_spec import parse as parse_replay
 
-class ConfigError(ValueError):
-    """A config value or key is invalid; the message names the field and what is allowed."""
+
+from mechinit.errors import ConfigError  # noqa: F401  (re-exported: defined in the leaf module)
 
 
 def _choice(section: str, name: str, value: Any, allowed: tuple) -> None:
@@ -58,7 +59,7 @@ class _Section:
                 raise ConfigError(f"{self.SECTION}.{f.name} = {value!r} must be a finite number")
 
     def canonical_dict(self) -> dict[str, Any]:
-        defaults = {f.name: f.default for f in dataclasses.fields(self)}
+        defaults = {f.name: list(f.default) if isinstance(f.default, tuple) else f.default for f in dataclasses.fields(self)}
         return {k: v for k, v in self.to_dict().items()
                 if not (k in self.LATER and v == defaults[k]) and k not in self.OPERATIONAL}
 
@@ -269,8 +270,12 @@ class TrainConfig(_Section):
     tf32: bool = False  # CUDA only: fp32 matmuls in TF32 (PyTorch's default on Ampere GPUs before 1.12); off: full fp32
     threads: int | None = None
     resume_every: int | None = None  # steps between resume states (None: at each evaluation); results do not depend on it
+    init_seed: int | None = None  # the initial weights' seed (None: train.seed)
+    data_seed: int | None = None  # the training data's and batch order's seed (None: train.seed)
+    replay: str | None = None  # "authors:SEED[:init|:data]": re-draw the authors' run (mechinit.replay)
+    weight_decay_window: tuple[float, ...] = (0.0, 1.0)  # weight decay acts only in [start, end) of the planned steps
 
-    LATER = ("tf32",)
+    LATER = ("tf32", "init_seed", "data_seed", "replay", "weight_decay_window")
     OPERATIONAL = ("resume_every",)
 
     def __post_init__(self):
@@ -286,11 +291,33 @@ class TrainConfig(_Section):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ConfigError(f"train.{name} = {getattr(self, name)!r} must be in [0, 1)")
         _seed("train", "seed", self.seed)
+        for name in ("init_seed", "data_seed"):
+            value = getattr(self, name)
+            if value is not None:
+                _seed("train", name, value)
+                if value == self.seed:  # the same run as leaving it out: one config, one id
+                    object.__setattr__(self, name, None)
+        if self.replay is not None:
+            object.__setattr__(self, "replay", parse_replay(self.replay).text())
+        window = self.weight_decay_window
+        if len(window) != 2 or not all(math.isfinite(v) for v in window) or not 0.0 <= window[0] < window[1] <= 1.0:
+            raise ConfigError(f"train.weight_decay_window = {list(window)!r} must be two numbers [start, end] with "
+                              "0 <= start < end <= 1 (fractions of the run's planned steps)")
         if self.lr_floor > self.lr:
             raise ConfigError(f"train.lr_floor = {self.lr_floor} must not exceed train.lr = {self.lr}")
         _choice("train", "device", self.device, ("cpu", "cuda", "auto"))
         if self.tf32 and self.device == "cpu":
             raise ConfigError("train.tf32 = true needs train.device = 'cuda' (or 'auto' on a CUDA machine): TF32 is a GPU matmul mode")
+
+    @property
+    def weights_seed(self) -> int:
+        """The seed of the initial weights (``init_seed``, else ``seed``)."""
+        return self.seed if self.init_seed is None else self.init_seed
+
+    @property
+    def order_seed(self) -> int:
+        """The seed of the training data and its batch order (``data_seed``, else ``seed``)."""
+        return self.seed if self.data_seed is None else self.data_seed
 
 
 @dataclass(frozen=True)
@@ -350,7 +377,7 @@ def coerce(key: str, value: Any, hint: Any) -> Any:
         args = typing.get_args(hint)
     origin = typing.get_origin(hint)
     if origin is tuple:
-        items = value.split(",") if isinstance(value, str) else value
+        items = value.strip().strip("[]()").split(",") if isinstance(value, str) else value
         if not isinstance(items, (list, tuple)):
             raise ConfigError(f"{key} = {value!r} must be a list")
         return tuple(coerce(key, v, args[0]) for v in items if v != "")

@@ -28,7 +28,7 @@ from mechinit.config import ConfigError, RunConfig
 from mechinit.ids import run_id
 from mechinit.loop import Start, run_loop
 from mechinit.model import new_model
-from mechinit.schedule import lr_at, make_plan
+from mechinit.schedule import lr_at, make_plan, weight_decay_at
 from mechinit.stacked import stacked_logits
 from mechinit.tasks import make_task
 from mechinit.guards import deterministic
@@ -46,6 +46,8 @@ def unsupported(cfg: RunConfig) -> str | None:
 
     if cfg.model.arch != "transformer":
         return f"ensembles train transformers only (model.arch = {cfg.model.arch!r})"
+    if cfg.train.replay is not None:
+        return f"a replay (train.replay = {cfg.train.replay!r}) trains alone"
     if registered()[cfg.task.name].target_positions != "last":
         return f"ensembles train last-token tasks only (task {cfg.task.name} has targets at every position)"
     return None
@@ -91,7 +93,7 @@ def _train_ensemble(cfgs: list[RunConfig], outs: list[Path], device: str, quiet:
     task = make_task(first)
     plans = [make_plan(c.train, c.task.n_train, getattr(task, "eval_sequences", None)) for c in cfgs]
     plan = plans[0]
-    built = [new_model(c.model, c.init, c.train.seed, device) for c in cfgs]
+    built = [new_model(c.model, c.init, c.train.weights_seed, device) for c in cfgs]
     models = [m for m, _ in built]
     with_ids = {"ensemble": [run_id(c) for c in cfgs]}
     for (model, table), cfg, out in zip(built, cfgs, outs):
@@ -122,10 +124,9 @@ class EnsembleStepper:
         self.params = {k: block.view(n, *s).requires_grad_(True) for (k, s), block in zip(shapes.items(), self.flat.split(sizes))}
         self.member_of = torch.cat([torch.arange(n, device=device).repeat_interleave(math.prod(s)) for s in shapes.values()])
         self.exp_avg, self.exp_avg_sq = torch.zeros_like(self.flat), torch.zeros_like(self.flat)
-        data = [task.train_set(c.train.seed + DATA_SEED_OFFSET) for c in cfgs]
+        data = [task.train_set(c.train.order_seed + DATA_SEED_OFFSET) for c in cfgs]
         self.tokens_all = torch.stack([d[0] for d in data]).to(device)
         self.targets_all = torch.stack([d[1] for d in data]).to(device)
-        self.wd = torch.tensor([c.train.weight_decay for c in cfgs], device=device)
         self.clip = torch.tensor([c.train.grad_clip for c in cfgs], device=device)
         self.autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfgs[0].train.bf16 and device == "cuda")
         self.arange = torch.arange(n, device=device)[:, None]
@@ -136,7 +137,7 @@ class EnsembleStepper:
         epoch, i = divmod(step, plan.steps_per_epoch)
         if self.perm_epoch != epoch:
             n_train = self.cfgs[0].task.n_train
-            self.perms = torch.stack([epoch_permutation(c.train.seed, epoch, n_train) for c in self.cfgs]).to(self.device)
+            self.perms = torch.stack([epoch_permutation(c.train.order_seed, epoch, n_train) for c in self.cfgs]).to(self.device)
             self.perm_epoch = epoch
         idx = self.perms[:, i * t0.batch_size : (i + 1) * t0.batch_size]
         with self.autocast:
@@ -155,9 +156,10 @@ class EnsembleStepper:
             p.grad = None
         _clip_per_member(grad, self.member_of, self.clip)
         lr = torch.tensor([lr_at(step, c.train, p) for c, p in zip(self.cfgs, self.plans)], device=self.device)
+        wd = torch.tensor([weight_decay_at(step, c.train, p) for c, p in zip(self.cfgs, self.plans)], device=self.device)
         t0 = self.cfgs[0].train
         with torch.no_grad():
-            _adamw_step(self.flat, grad, self.exp_avg, self.exp_avg_sq, step + 1, lr[self.member_of], self.wd[self.member_of],
+            _adamw_step(self.flat, grad, self.exp_avg, self.exp_avg_sq, step + 1, lr[self.member_of], wd[self.member_of],
                         t0.beta1, t0.beta2, t0.eps)
 
     def _sync(self, step: int) -> None:

@@ -53,19 +53,22 @@ class Start:
 
 
 def run_loop(stepper: Stepper, plan, batch_size: int, start: Start, rows: list[dict], *, desc: str = "train",
-             quiet: bool = False, stop=None, resume_every: int | None = None, resume_hint: str = "") -> list[dict]:
+             quiet: bool = False, stop=None, resume_every: int | None = None, resume_hint: str = "",
+             stop_at: int | None = None) -> list[dict]:
     """Train from ``start.step`` to ``plan.total_steps``; returns the last evaluation's rows.
 
     ``rows`` are the rows of the last evaluation before ``start`` (shown in the progress bar).
     ``stop`` (from :func:`mechinit.guards.stop_on_signals`) ends the loop after the current step
     with a resume point and :class:`TrainingInterrupted`; ``resume_every`` adds resume points
-    between evaluations."""
+    between evaluations. ``stop_at`` (a step before the plan's end) ends the loop there with a resume
+    point; the plan — schedule, evaluations, snapshots — stays the full run's."""
     step, elapsed, n_loss = start.step, start.elapsed, start.n_loss
     loss_sums = list(start.loss_sums) if start.loss_sums is not None else [0.0] * stepper.members
     bar = tqdm(total=plan.total_steps, initial=step, disable=quiet, desc=desc, dynamic_ncols=True)
     t_mark, n_timed = time.perf_counter(), 0  # n_timed: steps since t_mark in this process
     try:
-        while step < plan.total_steps:
+        end = plan.total_steps if stop_at is None else min(stop_at, plan.total_steps)
+        while step < end:
             losses = stepper.forward(step)
             values = losses.detach().cpu().tolist()
             if not all(math.isfinite(v) for v in values):
@@ -88,7 +91,7 @@ def run_loop(stepper: Stepper, plan, batch_size: int, start: Start, rows: list[d
                 stepper.save_resume(step, elapsed, [0.0] * stepper.members, 0)
                 bar.set_postfix_str(f"loss {sum(r['train_loss'] for r in rows) / len(rows):.3g} {_verdicts(rows)}")
                 loss_sums, n_loss, n_timed, t_mark = [0.0] * stepper.members, 0, 0, time.perf_counter()
-            elif stop or (resume_every and step % resume_every == 0):
+            elif stop or (resume_every and step % resume_every == 0) or step == end:
                 stepper.save_resume(step, elapsed + time.perf_counter() - t_mark, loss_sums, n_loss)
             if stop and step < plan.total_steps:
                 raise TrainingInterrupted(f"{stop.signal} at step {step}: resume point saved; {resume_hint}")

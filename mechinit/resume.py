@@ -31,6 +31,15 @@ def has_point(out: str | Path) -> bool:
     return (Path(out) / runs.RESUME / STATE).is_file()
 
 
+def step_of(out: str | Path) -> int:
+    """The step of the run folder's resume point (read from its metadata, not its tensors)."""
+    from safetensors import safe_open
+
+    with safe_open(str(Path(out) / runs.RESUME / STATE), framework="pt") as f:
+        raw = (f.metadata() or {}).get(META_KEY)
+    return int(json.loads(raw)["step"]) if raw is not None else int(_legacy_meta(Path(out))["step"])
+
+
 def config_hash(cfg: RunConfig) -> str:
     return hashlib.sha256(cfg.canonical_json().encode()).hexdigest()
 

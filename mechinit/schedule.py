@@ -70,3 +70,10 @@ def lr_at(step: int, cfg: TrainConfig, plan: Plan) -> float:
     if t >= 1.0:
         return cfg.lr_floor
     return cfg.lr_floor + (cfg.lr - cfg.lr_floor) * 0.5 * (1.0 + math.cos(math.pi * t))
+
+
+def weight_decay_at(step: int, cfg: TrainConfig, plan: Plan) -> float:
+    """``train.weight_decay`` inside ``train.weight_decay_window`` (fractions of the planned steps,
+    start inclusive, end exclusive), 0 outside it."""
+    start, end = cfg.weight_decay_window
+    return cfg.weight_decay if start * plan.total_steps <= step < end * plan.total_steps else 0.0

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -28,7 +27,8 @@ from mechinit.fastpath import all_logits, last_logits, unsupported
 from mechinit.loop import Start, run_loop
 from mechinit.tasks.sequence import IGNORE
 from mechinit.model import build_model, new_model
-from mechinit.schedule import lr_at, make_plan
+from mechinit.replay import Replay, from_config as replay_from_config
+from mechinit.schedule import lr_at, make_plan, weight_decay_at
 from mechinit.tasks import make_task
 from mechinit.tasks.datafiles import check_same_data
 
@@ -149,19 +149,6 @@ def check_out(out: Path) -> None:
         raise runs.RunFolderError(f"{out} cannot be created: {parent} is not writable")
 
 
-@dataclass(frozen=True)
-class Replay:
-    """Another code's draws in place of mechinit's own, to replay a published run from its state
-    (docs/cpu-regime/authors_seed.py). ``note`` says what is replayed; it is recorded in
-    ``config.json`` as ``provenance.replayed``. ``weights`` (TransformerLens parameter names, any
-    subset) are copied over the γ-init draws before step 0; ``stepper`` is a :class:`SoloStepper`
-    subclass that replaces the training data or the batch order. A resume needs the same ``stepper``."""
-
-    note: str
-    weights: dict[str, torch.Tensor] | None = None
-    stepper: type | None = None
-
-
 def load_initial_weights(model, weights: dict[str, torch.Tensor]) -> None:
     """Copy ``weights`` (a subset of the model's parameters, by TransformerLens name) into ``model``."""
     params = dict(model.named_parameters())
@@ -176,7 +163,7 @@ def load_initial_weights(model, weights: dict[str, torch.Tensor]) -> None:
 
 
 def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool = False, replay: Replay | None = None,
-          threads: int | None = None) -> dict:
+          threads: int | None = None, stop_at: int | None = None) -> dict:
     """Train (or resume) a run in ``out`` and return its final metrics row.
 
     ``resume=True`` continues from ``out``'s resume point; a run folder that has a ``config.json``
@@ -185,7 +172,9 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
     :class:`~mechinit.guards.TrainingInterrupted`. Torch's global settings are restored afterwards.
     ``replay`` starts from, or trains on, another code's draws (:class:`Replay`). ``threads`` (resume
     only) runs the rest of the run on that many CPU threads instead of ``train.threads``; each resume's
-    thread count is recorded in ``provenance.resumed``."""
+    thread count is recorded in ``provenance.resumed``. ``stop_at`` ends the run at that step with a
+    resume point (the schedule stays the full run's) and returns the last evaluation's row; the folder
+    then has no ``model.safetensors`` until a resume finishes it."""
     out = Path(out)
     if threads is not None and (not resume or threads < 1):
         raise ConfigError(f"threads = {threads}: a thread count (at least 1) is given only to a resume; "
@@ -197,7 +186,7 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
         if (out / runs.WEIGHTS).is_file():
             raise runs.RunFolderError(f"{out} is a finished run; there is nothing to resume")
         replayed = runs.read_json(out / runs.CONFIG).get("provenance", {}).get("replayed")
-        if (replayed is None) != (replay is None):
+        if (replayed is None) != (replay is None and cfg.train.replay is None):
             raise runs.RunFolderError(f"{out} replays another code's draws ({replayed}); resume it with the command that started it"
                                       if replayed is not None else f"{out} is not a replay; resume it without one")
         if not resume_point.has_point(out):  # killed before its first resume point: start again
@@ -206,12 +195,18 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
             resume = False
     else:
         check_fits(cfg)
+        if cfg.train.replay is not None:
+            from mechinit.replay import check_config
+
+            check_config(cfg)
         check_out(out)
+    if stop_at is not None:
+        check_stop_at(cfg, stop_at, out if resume else None)
     device = resolve_device(cfg.train.device)
     with deterministic(device, threads or cfg.train.threads, cfg.train.tf32), stop_on_signals() as stop, contextlib.ExitStack() as held:
         if resume:
             held.enter_context(resume_point.lock(out))  # a second `--resume` of this folder gets one line
-        return _train(cfg, out, device, resume, quiet, stop, held, replay)
+        return _train(cfg, out, device, resume, quiet, stop, held, replay, stop_at)
 
 
 def _clear_run_folder(out: Path) -> None:
@@ -227,10 +222,22 @@ def _clear_run_folder(out: Path) -> None:
             shutil.rmtree(child) if child.is_dir() else child.unlink()
 
 
+def check_stop_at(cfg: RunConfig, stop_at: int, resumed: Path | None) -> None:
+    """``stop_at`` must lie after the run's resume point (if any) and before its planned end."""
+    task = make_task(cfg)
+    total = make_plan(cfg.train, task.n_train, getattr(task, "eval_sequences", None)).total_steps
+    at = resume_point.step_of(resumed) if resumed is not None and resume_point.has_point(resumed) else 0
+    if isinstance(stop_at, bool) or not isinstance(stop_at, int) or not at < stop_at < total:
+        raise ConfigError(f"--stop-at {stop_at!r} must be an integer step after {at} (where the run starts) and before {total} "
+                          "(its planned end)")
+
+
 def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, stop, held: contextlib.ExitStack,
-           replay: Replay | None) -> dict:
+           replay: Replay | None, stop_at: int | None) -> dict:
     task = make_task(cfg)
     plan = make_plan(cfg.train, task.n_train, getattr(task, "eval_sequences", None))
+    if replay is None and cfg.train.replay is not None:
+        replay = replay_from_config(cfg, -(-plan.total_steps // plan.steps_per_epoch))
 
     if resume:
         check_same_data(task, out)  # the data files it started on, unchanged
@@ -240,7 +247,7 @@ def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, st
         _record_resume(out, step)
         runs.write_metrics(out, [r for r in runs.read_metrics(out, drop_cut_tail=True) if r["step"] <= step])
     else:
-        model, table = new_model(cfg.model, cfg.init, cfg.train.seed, device)
+        model, table = new_model(cfg.model, cfg.init, cfg.train.weights_seed, device)
         if replay is not None and replay.weights is not None:
             load_initial_weights(model, replay.weights)
         opt = _optimizer(model, cfg)
@@ -249,12 +256,14 @@ def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, st
         runs.save_weights(runs.snapshot_path(out, 0), model)
         step, elapsed, loss_sum, n_loss = 0, 0.0, 0.0, 0
 
-    stepper = (SoloStepper if replay is None or replay.stepper is None else replay.stepper)(cfg, out, device, task, plan, model, opt)
+    stepper = SoloStepper(cfg, out, device, task, plan, model, opt, replay)
     rows = stepper.evaluate(0, 0.0, None, None) if step == 0 else [runs.read_metrics(out)[-1]]
-    hint = f"continue with: mechinit train --resume {out}" if replay is None else "continue with the same replay command and --resume"
+    hint = (f"continue with: mechinit train --resume {out}" if replay is None or cfg.train.replay is not None
+            else "continue with the same replay command and --resume")
     rows = run_loop(stepper, plan, cfg.train.batch_size, Start(step, elapsed, [loss_sum], n_loss), rows, quiet=quiet, stop=stop,
-                    resume_every=cfg.train.resume_every, resume_hint=hint)
-    finish_run(out, model, cfg, rows[0])
+                    resume_every=cfg.train.resume_every, resume_hint=hint, stop_at=stop_at)
+    if stop_at is None or stop_at >= plan.total_steps:
+        finish_run(out, model, cfg, rows[0])
     return rows[0]
 
 
@@ -263,9 +272,13 @@ class SoloStepper:
 
     members = 1
 
-    def __init__(self, cfg: RunConfig, out: Path, device: str, task, plan, model, opt):
+    def __init__(self, cfg: RunConfig, out: Path, device: str, task, plan, model, opt, replay: Replay | None = None):
         self.cfg, self.out, self.device, self.task, self.plan, self.model, self.opt = cfg, out, device, task, plan, model, opt
-        tokens, targets = task.train_set(cfg.train.seed + DATA_SEED_OFFSET)
+        self.replay = replay
+        if replay is not None and replay.data is not None:
+            tokens, targets = replay.data
+        else:
+            tokens, targets = task.train_set(cfg.train.order_seed + DATA_SEED_OFFSET)
         self.tokens, self.targets = tokens.to(device), targets.to(device)
         self.autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.train.bf16 and device == "cuda")
         self.params = [p for p in model.parameters() if p.requires_grad]
@@ -278,8 +291,9 @@ class SoloStepper:
         if self.perm_epoch != epoch:
             self.perm, self.perm_epoch = self.permutation(epoch).to(self.device), epoch
         idx = self.perm[i * t.batch_size : (i + 1) * t.batch_size]
+        lr, wd = lr_at(step, t, self.plan), weight_decay_at(step, t, self.plan)
         for group in self.opt.param_groups:
-            group["lr"] = lr_at(step, t, self.plan)
+            group["lr"], group["weight_decay"] = lr, wd
         batch_tokens, batch_targets = trim_padding(self.tokens[idx], self.targets[idx], self.task.target_positions)
         with self.autocast:
             logits = self.logits_fn(batch_tokens).float()
@@ -287,7 +301,9 @@ class SoloStepper:
 
     def permutation(self, epoch: int) -> torch.Tensor:
         """The order of the training sequences in ``epoch``."""
-        return epoch_permutation(self.cfg.train.seed, epoch, self.task.n_train)
+        if self.replay is not None and self.replay.permutation is not None:
+            return self.replay.permutation(epoch, len(self.tokens))
+        return epoch_permutation(self.cfg.train.order_seed, epoch, self.task.n_train)
 
     def diverged(self, step: int, values: list[float]) -> None:
         good = last_good_snapshot(self.out, step)

@@ -1,5 +1,5 @@
 """``train(..., replay=Replay(...))``: another code's initial weights and batch order in place of
-mechinit's draws (docs/cpu-regime/authors_seed.py uses it to replay the authors' run)."""
+mechinit's draws (``train.replay`` builds one to replay the authors' run)."""
 
 import pytest
 import torch
@@ -7,18 +7,17 @@ from safetensors.torch import load_file
 
 from mechinit import runs
 from mechinit.config import ConfigError
-from mechinit.train import Replay, SoloStepper, train
+from mechinit.replay import Replay
+from mechinit.train import train
 from tests.conftest import build_cfg, stop_after_resume_point
 
+VISITED: list[int] = []
 
-class IdentityOrder(SoloStepper):
+
+def identity_order(epoch: int, n: int) -> torch.Tensor:
     """Visits the training sequences in stored order every epoch (a planted batch order)."""
-
-    visited: list[int] = []
-
-    def permutation(self, epoch: int) -> torch.Tensor:
-        IdentityOrder.visited.append(epoch)
-        return torch.arange(self.task.n_train)
+    VISITED.append(epoch)
+    return torch.arange(n)
 
 
 def _cfg():
@@ -50,11 +49,11 @@ def test_replayed_weights_that_do_not_fit_are_refused_before_anything_is_written
 
 def test_a_replayed_order_is_used_and_resumes_bit_identically(tmp_path, monkeypatch):
     cfg = _cfg()
-    replay = Replay("stored order", stepper=IdentityOrder)
-    IdentityOrder.visited = []
+    replay = Replay("stored order", permutation=identity_order)
+    VISITED.clear()
     whole = tmp_path / "whole"
     train(cfg, whole, quiet=True, replay=replay)
-    assert IdentityOrder.visited == list(range(6))
+    assert VISITED == list(range(6))
     train(cfg, tmp_path / "plain", quiet=True)
     plain, replayed = load_file(str(tmp_path / "plain" / "model.safetensors")), load_file(str(whole / "model.safetensors"))
     assert not torch.equal(plain["blocks.0.attn.W_Q"], replayed["blocks.0.attn.W_Q"])  # the order changed the run
@@ -76,4 +75,4 @@ def test_a_replayed_order_is_used_and_resumes_bit_identically(tmp_path, monkeypa
 def test_a_plain_run_is_not_resumed_as_a_replay(tmp_path, monkeypatch):
     stop_after_resume_point(monkeypatch, lambda: train(_cfg(), tmp_path / "run", quiet=True))
     with pytest.raises(runs.RunFolderError, match="is not a replay"):
-        train(None, tmp_path / "run", resume=True, quiet=True, replay=Replay("x", stepper=IdentityOrder))
+        train(None, tmp_path / "run", resume=True, quiet=True, replay=Replay("x", permutation=identity_order))

@@ -8,7 +8,7 @@ checkout is faster); and the training steps alone — the samples/s the runs rec
 rows, which leave out evaluation (at the small presets, evaluation is most of the wall time, so the
 wall-time ratio mostly compares evaluations). Start-up (imports) is outside the timed part.
 
-usage: python bench/checkouts.py --before /path/to/other/checkout [--preset small-init] [--steps 200] [--k 4] [--rounds 5]
+usage: python bench/checkouts.py --before /path/to/other/checkout [--preset cpu-small-init] [--steps 200] [--k 4] [--rounds 5]
 (make the other checkout with ``git worktree add /tmp/before <commit>``)
 """
 
@@ -62,7 +62,7 @@ def timed(checkout: Path, kind: str, args) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--before", type=Path, required=True, help="the other checkout (its root folder)")
-    p.add_argument("--preset", default="small-init")
+    p.add_argument("--preset", default="cpu-small-init")
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--k", type=int, default=4)
     p.add_argument("--threads", type=int, default=1)

@@ -7,7 +7,7 @@ intermediate snapshots. The members differ in seed, γ, learning rate and weight
 training samples/s summed over the K models, and the ratio ensemble / sequential (> 1: the ensemble
 is faster), measured side by side in one process.
 
-usage: python bench/ensemble_throughput.py [--threads 2] [--steps 40] [--ks 1,4,8,16] [--shapes tiny,small-init]
+usage: python bench/ensemble_throughput.py [--threads 2] [--steps 40] [--ks 1,4,8,16] [--shapes tiny,cpu-small-init]
 """
 
 import argparse
@@ -33,7 +33,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--ks", default="1,4,8,16")
-    ap.add_argument("--shapes", default="tiny,small-init")
+    ap.add_argument("--shapes", default="tiny,cpu-small-init")
     ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
     print(f"torch {torch.__version__}, {args.threads} threads, device {args.device}")

@@ -1,7 +1,7 @@
 """Wall time of every probe on a CPU-scale model (target: all probes <= 30 s on 2 cores).
 
 usage: python bench/probe_cost.py [TARGET] [--threads 2]
-TARGET is a run folder, checkpoint or zoo id (default: the zoo's small-init entry).
+TARGET is a run folder, checkpoint or zoo id (default: the zoo's cpu-small-init entry).
 """
 
 import argparse
@@ -15,7 +15,7 @@ from mechinit import zoo
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("target", nargs="?", default="small-init")
+    ap.add_argument("target", nargs="?", default="cpu-small-init")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)

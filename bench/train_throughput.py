@@ -14,7 +14,7 @@ default schedule, snapshots, metrics, resume points, model card — against the 
 its training steps on the same number of batches. Start-up cancels: the mechinit side is the wall
 time of a 3-epoch run minus that of a 1-epoch run (batch 512, 20,480 sequences, as issue 12 set it).
 
-usage: python bench/train_throughput.py [--preset small-init] [--threads 2] [--rounds 7] [--steps 10] [--no-e2e]
+usage: python bench/train_throughput.py [--preset cpu-small-init] [--threads 2] [--rounds 7] [--steps 10] [--no-e2e]
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def end_to_end(preset_name: str, threads: int, batch: int = 512, n_train: int = 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--preset", default="small-init")
+    ap.add_argument("--preset", default="cpu-small-init")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--steps", type=int, default=10)

@@ -86,6 +86,9 @@ def _parser() -> argparse.ArgumentParser:
     zp.add_argument("--alias", action="append", default=[], help="short name pointing at the id")
     zp.add_argument("--snapshot-dtype", choices=("float32", "float16"), default="float32")
     zp.add_argument("--no-snapshots", action="store_true", help="publish the final weights without training snapshots")
+    zp.add_argument("--dtype", choices=("float32", "float16"), default="float32",
+                    help="dtype of the final weights (float16: the float32 held-out accuracies are recorded beside them)")
+    zp.add_argument("--description", help="a paragraph for the model card: what this model is")
     zv = zsub.add_parser("verify", help="check sha256 of every file of one or all entries")
     zv.add_argument("id", nargs="?")
     for zp_ in (zl, zs, zp, zv):
@@ -181,7 +184,8 @@ def _zoo(args) -> int:
         print(json.dumps({k: v for k, v in info.items() if k not in ("files", "card")}, indent=2))
     elif args.zoo_command == "publish":
         print(zoo.publish(args.run_dir, id=args.id, aliases=tuple(args.alias), zoo_dir=args.zoo,
-                          snapshot_dtype=args.snapshot_dtype, snapshots=not args.no_snapshots))
+                          snapshot_dtype=args.snapshot_dtype, snapshots=not args.no_snapshots, dtype=args.dtype,
+                          description=args.description))
     else:
         report = zoo.verify(args.id, zoo_dir=args.zoo)
         for entry_id, status in report.items():

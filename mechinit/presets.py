@@ -7,7 +7,8 @@
   759,375 sequences, key split ``x mod 9``, a trained unembedding bias, peak 2e-4 (multiplier 20),
   370 steps per epoch (3,700 warm-up, 74,000 cosine, 77,700 in all). Stop it early with
   ``train.steps`` (the schedule's epochs are explicit, so the lr path stays the same).
-* ``small-init`` / ``large-init`` — the CPU-scale pair chosen by the regime search
+* ``cpu-small-init`` / ``cpu-large-init`` (formerly ``small-init`` / ``large-init``, names that still
+  work with a warning; the zoo aliases ``small-init`` / ``large-init`` now name the paper-width pair) — the CPU-scale pair chosen by the regime search
   (docs/cpu-regime.md): 2 post-LN layers, d_model 128, 50k sequences, 20 epochs (~2 min on one
   core); they differ only in ``init.gamma``, whose stds match the paper's γ = 0.8 / 0.5 at
   d_model 400. At this scale large init gives the symmetric solution on (4,3) for seeds 0–2, but
@@ -52,8 +53,8 @@ PRESETS: dict[str, dict] = {
                   "weight_decay": 0.01, "batch_size": 2048, "epochs": 210, "grad_clip": 1.0, "device": "auto",
                   "eval_every": 370},
     },
-    "small-init": {**_CPU_SCALE, "init": {"gamma": 1.0}},  # std 128**-1.0 = 0.0078 (paper γ=0.8 at d 400: 0.0083)
-    "large-init": {**_CPU_SCALE, "init": {"gamma": 0.6}},  # std 128**-0.6 = 0.054 (paper γ=0.5 at d 400: 0.050)
+    "cpu-small-init": {**_CPU_SCALE, "init": {"gamma": 1.0}},  # std 128**-1.0 = 0.0078 (paper γ=0.8 at d 400: 0.0083)
+    "cpu-large-init": {**_CPU_SCALE, "init": {"gamma": 0.6}},  # std 128**-0.6 = 0.054 (paper γ=0.5 at d 400: 0.050)
     "tiny": {
         "model": {"n_layers": 2, "d_model": 32, "d_head": 16, "d_mlp": 64, "n_heads": 1, "d_vocab": 120},
         "task": {"n_train": 2048, "n_eval": 64, "n_eval_train": 32},
@@ -90,8 +91,8 @@ PRESETS.update({
 DESCRIPTIONS: dict[str, str] = {  # one line each, for `mechinit train --help`
     "paper": "App A's text at paper scale: d_model 400, 900k sequences, 210 epochs (a GPU job)",
     "paper-code": "the authors' teaching code exactly: as paper, but 759,375 sequences, split mod 9, unembedding bias, peak 2e-4",
-    "small-init": "CPU-scale reference, γ 1.0 (the paper's γ 0.8 std), 2 post-LN layers, d_model 128, ~2 min",
-    "large-init": "CPU-scale reference, γ 0.6 (the paper's γ 0.5 std), otherwise as small-init",
+    "cpu-small-init": "CPU-scale pair, γ 1.0 (the paper's γ 0.8 std), 2 post-LN layers, d_model 128, ~2 min",
+    "cpu-large-init": "CPU-scale pair, γ 0.6 (the paper's γ 0.5 std), otherwise as cpu-small-init",
     "tiny": "a seconds-long model for smoke runs and tests",
     "gpt2-cpu": "GPT-2-style block (pre-LN, GELU, biases, 4 heads) at CPU size, on addition",
     "addition": "a + b = c with a held-out square (App F), gpt2-cpu shape",
@@ -103,7 +104,17 @@ DESCRIPTIONS: dict[str, str] = {  # one line each, for `mechinit train --help`
 }
 
 
+RENAMED = {"small-init": "cpu-small-init", "large-init": "cpu-large-init"}  # old preset name -> new (the zoo's
+# small-init / large-init aliases name the paper-width pair; the CPU presets train the d_model-128 pair)
+
+
 def preset(name: str) -> RunConfig:
+    if name in RENAMED:
+        import warnings
+
+        warnings.warn(f"preset {name!r} is now {RENAMED[name]!r} (the d_model-128 CPU pair; the zoo's {name!r} is the paper-width "
+                      f"model); use --preset {RENAMED[name]}", FutureWarning, stacklevel=2)
+        name = RENAMED[name]
     if name not in PRESETS:
         raise ConfigError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
     return RunConfig.from_dict(PRESETS[name])

@@ -17,6 +17,7 @@ from mechinit.ids import run_id
 from mechinit.zoo.store import ZooError, check_name, file_table, locked, read_index, user_zoo, write_index, zoo_dirs
 
 SNAPSHOT_DTYPES = ("float32", "float16")
+DTYPES = SNAPSHOT_DTYPES  # of the final weights too
 
 
 def summary(run_dir: Path) -> dict:
@@ -36,7 +37,30 @@ def summary(run_dir: Path) -> dict:
     return {**generic, **vocabulary_of(cfg.task.name).index_row(cfg.task.options.to_dict(), last)}
 
 
-def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, snapshots: bool) -> None:
+def _cast(src: Path, target: Path, dtype: str) -> None:
+    import torch
+    from safetensors.torch import load_file
+
+    tensors = {k: v.to(getattr(torch, dtype)) for k, v in load_file(str(src)).items()}
+    runs.save_tensors(target, tensors, metadata={"dtype": dtype})
+
+
+def fp32_record(run_dir: Path) -> dict:
+    """Every held-out pair's final accuracies as trained (fp32), on both key splits: what a
+    lower-precision entry is checked against (``tests/zoo/test_shipped.py``)."""
+    rows = runs.read_metrics(run_dir)
+    pairs = (rows[-1] if rows else {}).get("pairs") or {}
+    out = {}
+    for name, rec in sorted(pairs.items()):
+        if not rec.get("seen"):
+            keys = rec.get("train_keys") or {}
+            out[name] = {"test_keys": {"inferential": rec.get("inferential"), "symmetric": rec.get("symmetric")},
+                         "train_keys": {"inferential": keys.get("inferential"), "symmetric": keys.get("symmetric")}}
+    return {"step": rows[-1].get("step") if rows else None, "pairs": out}
+
+
+def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, snapshots: bool, dtype: str = "float32",
+                description: str | None = None) -> None:
     for src in sorted(run_dir.rglob("*")):
         rel = src.relative_to(run_dir)
         if not src.is_file() or rel.parts[0] == runs.RESUME or src.name.startswith("."):
@@ -46,18 +70,19 @@ def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, snapshots: bool)
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if rel.parts[0] == runs.SNAPSHOTS and snapshot_dtype != "float32":
-            import torch
-            from safetensors.torch import load_file
-
-            tensors = {k: v.to(getattr(torch, snapshot_dtype)) for k, v in load_file(str(src)).items()}
-            runs.save_tensors(target, tensors, metadata={"dtype": snapshot_dtype})
+            _cast(src, target, snapshot_dtype)
+        elif rel.as_posix() == runs.WEIGHTS and dtype != "float32":
+            _cast(src, target, dtype)
         else:
             shutil.copy2(src, target)
-    notes = []
+    notes = [description] if description else []
     if not snapshots:
         notes.append("Training snapshots were not published with this entry (final weights only).")
     elif snapshot_dtype != "float32":
-        notes.append(f"Training snapshots (`checkpoints/`) are stored in {snapshot_dtype}; final weights are float32.")
+        notes.append(f"Training snapshots (`checkpoints/`) are stored in {snapshot_dtype}; final weights are {dtype}.")
+    if dtype != "float32":
+        notes.append(f"Final weights are stored in {dtype}; the accuracies above are the float32 model's at the end of training, "
+                     "and the {dtype} weights reproduce the held-out pairs' to ±0.005 (`fp32_reference` in the zoo index).".replace("{dtype}", dtype))
     if notes and (dest / runs.CARD).is_file():
         (dest / runs.CARD).write_text((dest / runs.CARD).read_text() + "\n" + "\n".join(notes) + "\n")
 
@@ -90,14 +115,18 @@ def _check_namespace(entry_id: str, aliases: tuple[str, ...], zoo_dir: Path, ind
 
 
 def publish(run_dir: str | Path, id: str | None = None, aliases: tuple[str, ...] = (), zoo_dir: str | Path | None = None,
-            snapshot_dtype: str = "float32", snapshots: bool = True) -> str:
+            snapshot_dtype: str = "float32", snapshots: bool = True, dtype: str = "float32", description: str | None = None) -> str:
     """Publish a finished run folder; returns its id. ``snapshot_dtype="float16"`` halves the
-    snapshots, ``snapshots=False`` leaves them out (both are noted in the entry's model card)."""
+    snapshots, ``snapshots=False`` leaves them out (both are noted in the entry's model card);
+    ``dtype="float16"`` stores the final weights in half precision too, and records the float32
+    run's held-out accuracies beside them (``fp32_reference``). ``description`` (a paragraph: what
+    this model is) goes into the card."""
     run_dir = Path(run_dir)
     if not (run_dir / runs.WEIGHTS).is_file():
         raise ZooError(f"{run_dir} is not a finished run folder ({runs.WEIGHTS} not found)")
-    if snapshot_dtype not in SNAPSHOT_DTYPES:
-        raise ZooError(f"snapshot_dtype {snapshot_dtype!r} is not allowed; choose one of {sorted(SNAPSHOT_DTYPES)}")
+    for name, value in (("snapshot_dtype", snapshot_dtype), ("dtype", dtype)):
+        if value not in DTYPES:
+            raise ZooError(f"{name} {value!r} is not allowed; choose one of {sorted(DTYPES)}")
     _check_loadable(run_dir)
     entry_id = check_name(id if id is not None else run_id(runs.load_run_config(run_dir)))
     for alias in aliases:
@@ -106,8 +135,10 @@ def publish(run_dir: str | Path, id: str | None = None, aliases: tuple[str, ...]
     zoo_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=zoo_dir, prefix=f".tmp-{entry_id}-"))
     try:
-        _copy_entry(run_dir, tmp, snapshot_dtype, snapshots)
+        _copy_entry(run_dir, tmp, snapshot_dtype, snapshots, dtype, description)
         record = {"files": file_table(tmp), "summary": summary(run_dir), "snapshot_dtype": snapshot_dtype if snapshots else None}
+        if dtype != "float32":
+            record["dtype"], record["fp32_reference"] = dtype, fp32_record(run_dir)
         with locked(zoo_dir):
             index = read_index(zoo_dir)
             if entry_id in index["entries"] or (zoo_dir / entry_id).exists():

@@ -52,7 +52,7 @@ def test_the_estimate_counts_parameters_exactly_for_biased_models_and_bounds_the
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name in ("tiny", "small-init", "gpt2-cpu", "prontoqa", "emb-mlp"):
+        for name in ("tiny", "cpu-small-init", "gpt2-cpu", "prontoqa", "emb-mlp"):
             cfg = preset(name)
             built = sum(p.numel() for p in build_model(cfg.model, "cpu").parameters())
             if cfg.model.bias or cfg.model.arch == "emb-mlp":
@@ -87,9 +87,9 @@ def test_a_file_as_zoo_is_refused_by_every_command_before_work(tmp_path, capsys)
     a_file = tmp_path / "zoo-file"
     a_file.write_text("x")
     for argv in (["train", "--preset", "tiny", "--publish", "--zoo", str(a_file), "--out", str(tmp_path / "r"), "--quiet"],
-                 ["zoo", "list", "--zoo", str(a_file)], ["zoo", "show", "small-init", "--zoo", str(a_file)],
+                 ["zoo", "list", "--zoo", str(a_file)], ["zoo", "show", "cpu-small-init", "--zoo", str(a_file)],
                  ["zoo", "verify", "--zoo", str(a_file)], ["zoo", "publish", str(tmp_path), "--zoo", str(a_file)],
-                 ["probe", "small-init", "--zoo", str(a_file), "--out", str(tmp_path / "p"), "--quiet"]):
+                 ["probe", "cpu-small-init", "--zoo", str(a_file), "--out", str(tmp_path / "p"), "--quiet"]):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and f"--zoo {a_file} is a file, not a folder" in err, err

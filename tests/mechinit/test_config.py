@@ -82,11 +82,11 @@ def test_malformed_config_file_and_set_syntax(tmp_path):
 
 
 def test_reference_presets_differ_only_in_gamma():
-    small, large = preset("small-init").to_dict(), preset("large-init").to_dict()
+    small, large = preset("cpu-small-init").to_dict(), preset("cpu-large-init").to_dict()
     assert small["init"]["gamma"] > large["init"]["gamma"]
     small["init"].pop("gamma"), large["init"].pop("gamma")
     assert small == large
-    assert preset("small-init").train.threads == 1  # bit-identical on any CPU
+    assert preset("cpu-small-init").train.threads == 1  # bit-identical on any CPU
 
 
 def test_paper_preset_follows_appendix_a():

@@ -42,8 +42,8 @@ def test_the_six_shipped_entries_config_files_load_unchanged_and_keep_their_ids(
 
 # ids computed before tasks owned their options (main at 8c682f5), one per task and option
 IDS_BEFORE = {
-    ("small-init", ()): "anchor-post-L2-d128-g1.00-s0-35fc01",
-    ("small-init", (("task.variant", "app-g"), ("task.groups", "2"))): "anchor-post-L2-d128-g1.00-s0-8d8f21",
+    ("cpu-small-init", ()): "anchor-post-L2-d128-g1.00-s0-35fc01",
+    ("cpu-small-init", (("task.variant", "app-g"), ("task.groups", "2"))): "anchor-post-L2-d128-g1.00-s0-8d8f21",
     ("paper-code", ()): "anchor-post-L2-d400-g0.80-s0-ce3620",
     ("reasoning-memory", (("task.memory_fraction", "0.3"), ("task.reasoning_anchors", "3"))): "reasoning-memory-post-L2-d128-g1.00-s0-d8a9a2",
     ("prontoqa", (("task.chain_length", "2"),)): "prontoqa-pre-L2-d128-g0.50-s0-f2b090",
@@ -69,9 +69,9 @@ def test_a_union_era_file_of_another_task_loads_and_a_foreign_option_is_refused(
     with pytest.raises(ConfigError, match=r"unknown key task.bogus for task 'scan'; known keys: \[.*'split'"):
         TaskConfig.from_dict({**union, "bogus": 1})
     with pytest.raises(ConfigError, match="task.split belongs to task 'scan', not 'anchor'"):
-        preset("small-init").with_overrides({"task.split": "simple"})
+        preset("cpu-small-init").with_overrides({"task.split": "simple"})
     with pytest.raises(ConfigError, match="task.data_dir belongs to task 'scan', not 'anchor'"):
-        preset("small-init").with_overrides({"task.data_dir": "/tmp"})
+        preset("cpu-small-init").with_overrides({"task.data_dir": "/tmp"})
 
 
 def test_switching_the_task_drops_the_old_tasks_options():
@@ -82,7 +82,7 @@ def test_switching_the_task_drops_the_old_tasks_options():
 
 def test_options_validate_and_name_their_field():
     with pytest.raises(ConfigError, match=r"task.groups = 7 must be in 0..6"):
-        preset("small-init").with_overrides({"task.variant": "app-g", "task.groups": "7"})
+        preset("cpu-small-init").with_overrides({"task.variant": "app-g", "task.groups": "7"})
     with pytest.raises(ConfigError, match=r"task.memory_fraction = 1.5 must be in \(0, 1\)"):
         preset("reasoning-memory").with_overrides({"task.memory_fraction": "1.5"})
     with pytest.raises(ConfigError, match="task.options of task 'anchor' must be a AnchorOptions"):

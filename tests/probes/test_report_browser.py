@@ -87,7 +87,7 @@ def _check_page(path, shots, name):
 
 
 def test_probe_report_shows_every_figure_whole(tmp_path):
-    targets = [zoo.target(name) for name in ("small-init", "large-init")]
+    targets = [zoo.target(name) for name in ("cpu-small-init", "cpu-large-init")]
     results = probes.run_all(targets)
     report = write_report(tmp_path / "probes", results, {t.name: t.summary() for t in targets})
     _check_page(report, tmp_path, "probe-report")

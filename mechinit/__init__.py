@@ -6,7 +6,15 @@ them), the command line as ``mechinit.cli``."""
 
 from pathlib import Path as _Path
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+
+
+def fate(run, at=None):
+    """Predict a run's final (4,3) verdict from what it holds at or before step ``at``
+    (:func:`mechinit.readout.fate`; imported on first use)."""
+    from mechinit.readout import fate as _fate
+
+    return _fate(run, at)
 
 # In a source checkout (not an installed wheel), let `mechinit.probes` and `mechinit.zoo` resolve to
 # the folders beside this one, as the installed distribution lays them out.

@@ -46,6 +46,10 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--publish", action="store_true", help="publish the finished run to the zoo (see --zoo)")
     t.add_argument("--zoo", type=Path, help="zoo folder for --publish (default: $MECHINIT_ZOO or ~/.cache/mechinit/zoo)")
 
+    f = sub.add_parser("fate", help="predict a run's final (4,3) verdict from what it holds at or before a step")
+    f.add_argument("run", help="run folder, zoo entry folder or zoo alias")
+    f.add_argument("--at", type=_step, metavar="STEP", help="read the last evaluation at or before this step (default: the last)")
+
     pr = sub.add_parser("probe", help="run probes on run folders, checkpoints or zoo ids; write results.json and report.html")
     pr.add_argument("targets", nargs="+", metavar="TARGET", help="run folder, .safetensors checkpoint or zoo id (two: side by side)")
     pr.add_argument("--probe", dest="probes", action="append", default=[], metavar="NAME", help="probe to run (default: all that apply to the task)")
@@ -140,6 +144,13 @@ def _train(args) -> int:
     from mechinit.runs import load_run_config
 
     print("\n".join(_summary(row, load_run_config(out).task.name)))
+    return 0
+
+
+def _fate(args) -> int:
+    from mechinit.readout import fate
+
+    print("\n".join(fate(args.run, args.at).lines()))
     return 0
 
 
@@ -287,7 +298,7 @@ def _sweep(args) -> int:
     return EXIT_FAILED if summary["failed"] else 0
 
 
-COMMANDS = {"train": _train, "zoo": _zoo, "probe": _probe, "sweep": _sweep}
+COMMANDS = {"train": _train, "zoo": _zoo, "probe": _probe, "sweep": _sweep, "fate": _fate}
 
 
 def main(argv: list[str] | None = None) -> int:

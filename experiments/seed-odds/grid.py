@@ -1,0 +1,105 @@
+"""The seed-odds grid at paper width: γ 0.8, lr 2e-4, the `paper-code` recipe, each run to step 1,850 with a
+resume point there, then its fate read-out appended to predictions.jsonl (before any run is continued).
+
+usage: python experiments/seed-odds/grid.py RUNS_DIR [--record DIR] [--jobs N] [--only NAME ...] [--list]
+
+Run it from a pinned checkout (git worktree add ../frozen-odds COMMIT, with its own .venv): every run and
+every prediction records that commit. Rerun the same line to continue: a run past 1,850 is skipped, a run
+with an earlier resume point resumes, a prediction already recorded is not recorded again. --record is the
+checkout whose experiments/seed-odds/ receives predictions.jsonl and each run's config.json and
+metrics.jsonl (default: this one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+STOP = 1850
+COMMON = ["--preset", "paper-code", "--set", "init.gamma=0.8", "--set", "train.lr=2e-4", "--set", "train.steps=8880",
+          "--set", "train.device=cpu", "--set", "train.threads=1", "--set", "train.resume_every=37",
+          "--set", "train.snapshot_steps=370,1110,1850,2960,4440,6660"]
+GRID = {  # name -> extra arguments, in the order they run
+    **{f"a-authors1init-data{k}": ["--replay", "authors:1:init", "--set", f"train.data_seed={k}"] for k in (1, 2, 3)},
+    **{f"b-init{k}-data0": ["--set", f"train.init_seed={k}", "--set", "train.data_seed=0"] for k in range(3, 9)},
+    **{f"c-authors{k}": ["--replay", f"authors:{k}"] for k in (2, 3)},
+}
+
+
+def commit() -> str:
+    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def step_of(run: Path) -> int | None:
+    state = run / "resume" / "state.json"
+    return json.loads(state.read_text())["step"] if state.is_file() else None
+
+
+def train_to_stop(name: str, runs: Path) -> Path:
+    run = runs / name
+    mechinit = [sys.executable, "-m", "mechinit"]
+    at = step_of(run)
+    if at is not None and at >= STOP:
+        return run
+    log = open(runs / f"{name}.log", "a")
+    if at is None:
+        shutil.rmtree(run, ignore_errors=True)
+        argv = mechinit + ["train", *COMMON, *GRID[name], "--out", str(run), "--stop-at", str(STOP), "--quiet"]
+    else:
+        argv = mechinit + ["train", "--resume", str(run), "--stop-at", str(STOP), "--quiet"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    subprocess.run(["nice", "-n", "19", *argv], stdout=log, stderr=subprocess.STDOUT, env=env, check=True)
+    return run
+
+
+def record(name: str, run: Path, record_dir: Path) -> None:
+    from mechinit.readout import fate
+
+    path = record_dir / "predictions.jsonl"
+    done = {json.loads(line)["run"] for line in path.read_text().splitlines() if line.strip()} if path.is_file() else set()
+    if name in done:
+        return
+    folder = record_dir / name
+    folder.mkdir(parents=True, exist_ok=True)
+    for file in ("config.json", "metrics.jsonl"):
+        shutil.copy2(run / file, folder / file)
+    called = fate(run, at=STOP)
+    row = {"run": name, "rule_commit": commit(), "rule": called.rule, "first_line": called.first_line(), **called.to_dict()}
+    with open(path, "a") as f:
+        f.write(json.dumps(row) + "\n")
+    print(f"{name}: {called.first_line()}", flush=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap.add_argument("runs", type=Path)
+    ap.add_argument("--record", type=Path, default=HERE)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args()
+    names = [n for n in GRID if args.only is None or n in args.only]
+    if args.list:
+        print("\n".join(f"{n}: mechinit train {' '.join(COMMON + GRID[n])} --stop-at {STOP}" for n in names))
+        return 0
+    args.runs.mkdir(parents=True, exist_ok=True)
+
+    def one(name: str) -> None:
+        run = train_to_stop(name, args.runs)
+        record(name, run, args.record)
+
+    with ThreadPoolExecutor(args.jobs) as pool:
+        list(pool.map(one, names))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

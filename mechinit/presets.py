@@ -9,11 +9,11 @@
   ``train.steps`` (the schedule's epochs are explicit, so the lr path stays the same).
 * ``cpu-small-init`` / ``cpu-large-init`` (formerly ``small-init`` / ``large-init``, names that still
   work with a warning; the zoo aliases ``small-init`` / ``large-init`` now name the paper-width pair) — the CPU-scale pair chosen by the regime search
-  (docs/cpu-regime.md): 2 post-LN layers, d_model 128, 50k sequences, 20 epochs (~2 min on one
+  (docs/research.md): 2 post-LN layers, d_model 128, 50k sequences, 20 epochs (~2 min on one
   core); they differ only in ``init.gamma``, whose stds match the paper's γ = 0.8 / 0.5 at
   d_model 400. At this scale large init gives the symmetric solution on (4,3) for seeds 0–2, but
   small init does not give the inferential one (it is mostly symmetric too): the paper's claim C1
-  does not reproduce at CPU scale; see docs/cpu-regime.md.
+  does not reproduce at CPU scale; see docs/research.md.
 * ``tiny`` — a seconds-long model for tests and smoke runs.
 * ``gpt2-cpu`` — the GPT-2-style block (pre-LN, GELU, biases, 4 heads) at CPU size, for the
   sequence tasks; with ``scan``, ``cogs``, ``addition`` and ``prontoqa`` presets that add the task

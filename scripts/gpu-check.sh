@@ -3,7 +3,7 @@
 #   1. `paper-code` (the authors' code) at γ 0.8 and γ 0.5, fp32 and bf16, and γ 0.8 with TF32 matmuls
 #      (PyTorch's default on Ampere GPUs before 1.12: does the authors' slower γ 0.8 path come from it?),
 #      to step 8,880 of the authors' schedule — five runs at once on the one GPU — and their (4,3)
-#      verdicts beside the authors' logs (docs/cpu-regime.md);
+#      verdicts beside the authors' logs (docs/research.md);
 #   2. the ensemble benchmark at the paper shape, K = 16 (bench/ensemble_throughput.py);
 #   3. one table of both (scripts/gpu_check_table.py), also written to $OUT/gpu-check.md.
 # usage: bash scripts/gpu-check.sh                  (on the GPU machine, from the repository root)

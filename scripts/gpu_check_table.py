@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-AUTHORS = {  # the authors' teaching-code logs (docs/cpu-regime.md): step -> (4,3) on train-split keys
+AUTHORS = {  # the authors' teaching-code logs (docs/research.md): step -> (4,3) on train-split keys
     "0.8": "inferential 0.12 @3330, 0.73 @6660, 0.96 @8880; symmetric 0.00 throughout",
     "0.5": "symmetric 1.000 from step 2220",
 }

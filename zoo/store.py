@@ -103,6 +103,10 @@ def verify_files(entry_dir: Path, files: dict[str, dict]) -> None:
     """Raise ZooError naming the first file that is missing or whose size or sha256 differs."""
     for rel, meta in sorted(files.items()):
         path = Path(entry_dir) / rel
+        if not path.is_file() and rel.endswith(".safetensors"):
+            raise ZooError(f"zoo entry {Path(entry_dir).name} has no weights here (looked for {path}): an installed package carries "
+                           "the zoo's index and cards but no weights; clone the repository (its zoo/ has them) or point "
+                           "MECHINIT_ZOO at a zoo that does")
         if not path.is_file():
             raise ZooError(f"zoo entry {Path(entry_dir).name}: file {rel} is missing")
         if path.stat().st_size != meta["size"] or sha256(path) != meta["sha256"]:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Launch one regime-search run in the background, single-threaded, logging to experiments/cpu-regime/logs.
-# usage: experiments/cpu-regime/launch.sh NAME --preset small-init --set init.gamma=0.8 ...
+# usage: experiments/cpu-regime/launch.sh NAME --preset cpu-small-init --set init.gamma=0.8 ...
 set -euo pipefail
 name=$1; shift
 root=$(cd "$(dirname "$0")/../.." && pwd)

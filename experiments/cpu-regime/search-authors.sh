@@ -3,7 +3,7 @@
 # preset (batch 2048, warm-up 3,700 steps from lr/20, cosine over 74,000 steps, 759,375 sequences)
 # with d_model 128 / d_head 64 / d_mlp 384, stopped at step 8,880 (18M samples) like the paper-width
 # run. A `mechinit sweep`, one thread, resumable across sessions (each run keeps a resume point
-# every 37 steps; rerun this script to continue). Results: docs/cpu-regime.md.
+# every 37 steps; rerun this script to continue). Results: experiments/cpu-regime/README.md.
 # usage: bash experiments/cpu-regime/search-authors.sh [NAME GAMMAS PEAK_LR SNAPSHOT_STEPS]
 #   defaults: search-authors 1.0,0.6 2e-4 1110,2220,4440 (the first cells, finished in session 4);
 #   the next cells, planned in session 5 and not yet run (between the peaks measured so far: 2e-4 never

@@ -17,7 +17,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 name=${NAME:-paper-protocol}
-sweep=(sweep --preset small-init
+sweep=(sweep --preset cpu-small-init
   --set "sweep.model.n_layers=${LAYERS:-2,4}" --set "sweep.init.gamma=${GAMMAS:-0.3,0.6,1.0}" --set sweep.train.seed=0,1,2
   --set sweep.train.lr=5e-4,1e-3,2e-3 --best-over train.lr --set train.resume_every=100
   --ensemble off --jobs "${JOBS:-1}" --out "$root/experiments/phase-diagram/$name" --quiet)

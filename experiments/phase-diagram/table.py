@@ -1,4 +1,4 @@
-"""Print a phase diagram's tables (docs/phase-diagram.md) from a sweep folder's sweep.json.
+"""Print a phase diagram's tables (experiments/phase-diagram/README.md) from a sweep folder's sweep.json.
 
 usage: python experiments/phase-diagram/table.py SWEEP_DIR
 

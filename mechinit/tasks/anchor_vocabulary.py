@@ -21,6 +21,12 @@ def train_keys_and_best(rec: dict) -> tuple[dict, dict]:
     return rec.get("train_keys") or {}, (rec.get("max_over_training") or {}).get("test_keys") or {}
 
 
+def verdict_line(name: str, pairs: dict) -> str:
+    """One line for the held-out pair: ``NAME: (4,3) LABEL (inferential 0.96, symmetric 0.00)``."""
+    rec = pairs[HELD_OUT]
+    return f"{name}: ({HELD_OUT}) {rec['label']} (inferential {rec['inferential']:.2f}, symmetric {rec['symmetric']:.2f})"
+
+
 class AnchorVocabulary(Vocabulary):
     summary_keys = ("seen_test_acc", "seen_test_loss", "train_acc")
     sweep_metrics = (INFERENTIAL, SYMMETRIC, SEEN, INFERENTIAL_MAX, SYMMETRIC_MAX)

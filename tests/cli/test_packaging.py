@@ -36,3 +36,34 @@ def test_the_library_imports_under_mechinit_only(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert not done.stdout.strip().startswith(str(folder))
+
+
+def test_the_wheel_carries_code_index_and_cards_but_no_weights_tests_docs_or_experiments(tmp_path):
+    import zipfile
+
+    root = Path(__file__).parents[2]
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(root)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = zipfile.ZipFile(next(tmp_path.glob("mechinit-*.whl"))).namelist()
+    assert "mechinit/zoo/entries/index.json" in names and "mechinit/readout.py" in names
+    assert not [n for n in names if n.endswith(".safetensors")]
+    assert not [n for n in names if n.split("/")[0] in ("tests", "docs", "experiments", "bench", "examples")]
+
+
+def test_an_entry_without_its_weights_gets_one_line_naming_where_it_looked(tmp_path):
+    import json
+    import shutil
+
+    import pytest
+
+    from mechinit import zoo
+    from mechinit.zoo.store import SHIPPED, read_index
+
+    index = read_index(SHIPPED)
+    entry = index["aliases"]["cpu-large-init-s1"]
+    shutil.copytree(SHIPPED / entry, tmp_path / entry, ignore=shutil.ignore_patterns("*.safetensors"))
+    (tmp_path / "index.json").write_text(json.dumps({"entries": {entry: index["entries"][entry]}, "aliases": {}}))
+    with pytest.raises(zoo.ZooError, match="has no weights here") as raised:
+        zoo.load(entry, zoo_dir=tmp_path)
+    assert str(tmp_path / entry / "model.safetensors") in str(raised.value) and "\n" not in str(raised.value)

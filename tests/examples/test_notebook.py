@@ -23,6 +23,6 @@ def test_notebook_executes_and_shows_every_probe(tmp_path, monkeypatch):
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     plots = [o for o in outputs if "application/vnd.plotly.v1+json" in o.get("data", {})]
-    assert len(plots) == 7  # the attention pattern and one figure per probe
+    assert len(plots) == 8  # the attention pattern, one figure per probe, the trajectory over snapshots
     text = "".join(o.get("data", {}).get("text/plain", "") for o in outputs)
     assert "symmetric" in text and "large-init" in text

@@ -9,8 +9,7 @@ import time
 
 import torch
 
-from mechinit import probes
-from mechinit import zoo
+from mechinit import probes, zoo
 
 
 def main() -> None:

@@ -8,7 +8,6 @@ three anchor positions: low entropy means an anchor looks at one place (e.g. the
 from dataclasses import dataclass
 
 import torch
-
 from mechinit.probes.base import ProbeConfig, Result, cache, require_attention
 
 NAME = "attention_entropy"

@@ -4,8 +4,6 @@ One import name: the probes and the zoo install as ``mechinit.probes`` and ``mec
 repository keeps them in ``probes/`` and ``zoo/`` beside ``mechinit/``; pyproject's package-dir maps
 them), the command line as ``mechinit.cli``."""
 
-from pathlib import Path as _Path
-
 __version__ = "0.2.0"
 
 
@@ -15,9 +13,3 @@ def fate(run, at=None):
     from mechinit.readout import fate as _fate
 
     return _fate(run, at)
-
-# In a source checkout (not an installed wheel), let `mechinit.probes` and `mechinit.zoo` resolve to
-# the folders beside this one, as the installed distribution lays them out.
-_root = _Path(__file__).resolve().parent.parent
-if (_root / "pyproject.toml").is_file() and (_root / "probes" / "__init__.py").is_file() and (_root / "zoo" / "__init__.py").is_file():
-    __path__.append(str(_root))  # noqa: F821  (a package's __path__)

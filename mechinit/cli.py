@@ -220,11 +220,9 @@ def _zoo_table(table, wide: bool) -> str:
 
 
 def _probe(args) -> int:
-    from mechinit import probes
-    from mechinit.resolve import parse_sets
+    from mechinit import probes, zoo
     from mechinit.probes.report import write_report
-
-    from mechinit import zoo
+    from mechinit.resolve import parse_sets
 
     if len(args.targets) > 2:
         raise probes.ProbeError("mechinit probe takes one target, or two to compare side by side")
@@ -257,12 +255,11 @@ def _short(value) -> str:
 
 
 def _sweep(args) -> int:
+    from mechinit import zoo
     from mechinit.resolve import parse_sets, resolve_config
     from mechinit.sweep import reduce_sweep, run_sweep, spec_from_sets
     from mechinit.sweep_report import write_report
     from mechinit.tasks.vocabulary import vocabulary_of
-
-    from mechinit import zoo
 
     _check_folder(args.out, "--out")
     sets = parse_sets(args.sets)

@@ -15,10 +15,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-from mechinit.replay_spec import parse as parse_replay
-
-
 from mechinit.errors import ConfigError  # noqa: F401  (re-exported: defined in the leaf module)
+from mechinit.replay_spec import parse as parse_replay
 
 
 def _choice(section: str, name: str, value: Any, allowed: tuple) -> None:

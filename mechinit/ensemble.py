@@ -25,15 +25,23 @@ import torch.nn.functional as F
 from mechinit import runs
 from mechinit.budget import check_fits
 from mechinit.config import ConfigError, RunConfig
+from mechinit.guards import deterministic
 from mechinit.ids import run_id
 from mechinit.loop import Start, run_loop
 from mechinit.model import new_model
 from mechinit.schedule import lr_at, make_plan, weight_decay_at
 from mechinit.stacked import stacked_logits
 from mechinit.tasks import make_task
-from mechinit.guards import deterministic
-from mechinit.train import (DATA_SEED_OFFSET, TrainingDiverged, epoch_permutation, finish_run, log_eval,
-                            model_logits, prepare_out, resolve_device)
+from mechinit.train import (
+    DATA_SEED_OFFSET,
+    TrainingDiverged,
+    epoch_permutation,
+    finish_run,
+    log_eval,
+    model_logits,
+    prepare_out,
+    resolve_device,
+)
 
 SHARED = ("model", "task")  # must agree across members
 SHARED_TRAIN = ("batch_size", "epochs", "steps", "beta1", "beta2", "eps", "eval_every", "n_snapshots",

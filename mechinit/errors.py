@@ -4,7 +4,6 @@ importing the heavy modules that raise them. Each is re-exported where it is rai
 from __future__ import annotations
 
 
-
 class ConfigError(ValueError):
     """A config value or key is invalid; the message names the field and what is allowed."""
 

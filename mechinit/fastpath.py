@@ -11,7 +11,6 @@ HookedTransformer's. ``tests/mechinit/test_fastpath.py`` proves the logits equal
 
 from __future__ import annotations
 
-
 import math
 
 import torch

@@ -25,6 +25,7 @@ from torch import nn
 
 from mechinit.config import InitConfig, ModelConfig
 
+
 def _embed_fan_in(m: ModelConfig, i: InitConfig, rows: int) -> int:
     """d_in of an embedding table: ``init.embed_fan_in`` names a model size, or "rows" (the table's rows)."""
     return rows if i.embed_fan_in == "rows" else getattr(m, i.embed_fan_in)

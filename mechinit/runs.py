@@ -26,11 +26,9 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from mechinit.config import ConfigError, RunConfig
-
+from mechinit.config import RunConfig
 from mechinit.errors import RunFolderError  # noqa: F401  (re-exported)
-from mechinit.files import (CARD, CONFIG, DATA, METRICS, RESUME, SNAPSHOTS, WEIGHTS, atomic_write_bytes,  # noqa: F401
-                            read_json, read_metrics, write_json)
+from mechinit.files import CARD, CONFIG, DATA, METRICS, RESUME, SNAPSHOTS, WEIGHTS, atomic_write_bytes, read_json, read_metrics, write_json  # noqa: F401
 
 
 def save_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict[str, str] | None = None) -> None:

@@ -18,6 +18,7 @@ from jaxtyping import Float, Int
 
 from mechinit.fastpath import ACT
 
+
 def _ln(x: torch.Tensor, p: dict, name: str, eps: float) -> torch.Tensor:
     # x [member batch pos d_model]; w, b [member d_model]
     return F.layer_norm(x, x.shape[-1:], eps=eps) * p[f"{name}.w"][:, None, None] + p[f"{name}.b"][:, None, None]

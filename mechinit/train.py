@@ -22,15 +22,16 @@ from mechinit.budget import check_fits
 from mechinit.card import write_card
 from mechinit.config import ConfigError, RunConfig
 from mechinit.errors import TrainingDiverged  # noqa: F401  (re-exported)
-from mechinit.guards import TrainingInterrupted, deterministic, stop_on_signals  # noqa: F401  (TrainingInterrupted re-exported)
 from mechinit.fastpath import all_logits, last_logits, unsupported
+from mechinit.guards import TrainingInterrupted, deterministic, stop_on_signals  # noqa: F401  (TrainingInterrupted re-exported)
 from mechinit.loop import Start, run_loop
-from mechinit.tasks.sequence import IGNORE
 from mechinit.model import build_model, new_model
-from mechinit.replay import Replay, from_config as replay_from_config
+from mechinit.replay import Replay
+from mechinit.replay import from_config as replay_from_config
 from mechinit.schedule import lr_at, make_plan, weight_decay_at
 from mechinit.tasks import make_task
 from mechinit.tasks.datafiles import check_same_data
+from mechinit.tasks.sequence import IGNORE
 
 DATA_SEED_OFFSET = 1_000_003
 SHUFFLE_SEED_OFFSET = 2_000_003

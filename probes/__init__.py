@@ -10,8 +10,18 @@ from __future__ import annotations
 
 from types import ModuleType, SimpleNamespace
 
-from mechinit.probes import (condensation, cosine_maps, deviation, embedding_cosine, embedding_spectrum, information_flow, key_position,
-                             logit_lens, patching, representation_tsne)
+from mechinit.probes import (
+    condensation,
+    cosine_maps,
+    deviation,
+    embedding_cosine,
+    embedding_spectrum,
+    information_flow,
+    key_position,
+    logit_lens,
+    patching,
+    representation_tsne,
+)
 from mechinit.probes.base import ProbeError, Result
 
 PROBES: dict[str, ModuleType] = {

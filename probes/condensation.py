@@ -21,8 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-
-from mechinit.probes.base import ProbeConfig, ProbeError, require, require_pair, Result, check_layer, finite, require_attention
+from mechinit.probes.base import ProbeConfig, ProbeError, Result, check_layer, finite, require, require_attention
 
 NAME = "condensation"
 TASKS = None  # any task: reads W_Q of a layer

@@ -15,9 +15,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+from mechinit.probes.base import (
+    ProbeConfig,
+    ProbeError,
+    Result,
+    cache,
+    check_layer,
+    finite,
+    require,
+    require_attention,
+    require_pair,
+    sequences,
+    sig3,
+)
 
 from mechinit.tasks.anchor import ANCHORS, ITEM_MAX, ITEM_MIN, SHIFT, inferential_shift, pair_name
-from mechinit.probes.base import ProbeConfig, sig3, require, require_pair, ProbeError, Result, cache, check_layer, finite, require_attention, sequences
 
 NAME = "cosine_maps"
 TASKS = ("anchor",)

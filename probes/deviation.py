@@ -20,10 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-
 from mechinit.probes.base import ProbeConfig, ProbeError, Result, require
 from mechinit.probes.key_position import answers
 from mechinit.probes.patching import require_pairs_and_inputs
+
 from mechinit.tasks.anchor import inferential_shift, pair_name
 
 NAME = "deviation"

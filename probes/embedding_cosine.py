@@ -20,8 +20,7 @@ import itertools
 from dataclasses import dataclass
 
 import torch
-
-from mechinit.probes.base import ProbeConfig, require, require_pair, ProbeError, Result, finite
+from mechinit.probes.base import ProbeConfig, ProbeError, Result, finite, require
 
 NAME = "embedding_cosine"
 TASKS = None  # any task with token groups

@@ -15,8 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-
-from mechinit.probes.base import ProbeConfig, tsne_2d, sig3, require, require_pair, ProbeError, Result, finite
+from mechinit.probes.base import ProbeConfig, ProbeError, Result, finite, require, sig3, tsne_2d
 
 NAME = "embedding_spectrum"
 TASKS = ("anchor", "reasoning-memory")  # item tokens 20-99

@@ -20,9 +20,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+from mechinit.probes.base import (
+    ProbeConfig,
+    ProbeError,
+    Result,
+    cache,
+    check_layer,
+    finite,
+    require,
+    require_attention,
+    require_pair,
+    sequences,
+)
 
 from mechinit.tasks.anchor import ITEM_MAX, ITEM_MIN
-from mechinit.probes.base import ProbeConfig, ProbeError, Result, cache, check_layer, finite, require, require_attention, require_pair, sequences
 
 NAME = "information_flow"
 TASKS = ("anchor",)

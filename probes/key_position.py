@@ -20,10 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import torch
-
 from mechinit.probes.base import ProbeError, Result, require
 from mechinit.probes.logit_lens import mappings
 from mechinit.probes.patching import LayoutConfig, layout
+
 from mechinit.tasks.anchor import pair_name
 
 NAME = "key_position"

@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-
 from mechinit.probes.base import Result, require, require_attention
 from mechinit.probes.patching import LayoutConfig, layout, roles
+
 from mechinit.tasks.anchor import inferential_shift, pair_name
 
 NAME = "logit_lens"

@@ -37,9 +37,9 @@ from dataclasses import dataclass
 
 import torch
 import transformer_lens.patching as tl_patching
+from mechinit.probes.base import ProbeConfig, ProbeError, Result, cache, require, require_attention
 
 from mechinit.tasks.anchor import ITEM_MAX, ITEM_MIN, SHIFT, inferential_shift, pair_name
-from mechinit.probes.base import ProbeConfig, ProbeError, Result, cache, require, require_attention
 
 NAME = "patching"
 TASKS = ("anchor",)
@@ -255,5 +255,5 @@ def _figure(result: Result):
                                      colorbar=dict(title="restored")), r, c)
         fig.update_xaxes(title_text="head" if x is None else "position", tickangle=0 if x is None else -60, row=r, col=c)
         fig.update_yaxes(title_text="layer", dtick=1, row=r, col=c)
-    fig.update_layout(title=f"activation patching, clean into corrupted (1 = clean behaviour restored)", height=760)
+    fig.update_layout(title="activation patching, clean into corrupted (1 = clean behaviour restored)", height=760)
     return fig

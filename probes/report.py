@@ -14,9 +14,10 @@ import html
 import json
 from pathlib import Path
 
+from mechinit.probes.base import Result, sig3
+
 from mechinit.files import atomic_write_bytes
 from mechinit.htmlpage import figure_html, page, row_html
-from mechinit.probes.base import Result, sig3
 
 
 def results_json(results: dict[str, dict[str, Result]]) -> dict:

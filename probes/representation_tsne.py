@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+from mechinit.probes.base import ProbeConfig, Result, cache, check_layer, finite, require, require_pair, sig3, tsne_2d
 
 from mechinit.tasks.anchor import PAIRS, pair_name
-from mechinit.probes.base import ProbeConfig, tsne_2d, sig3, require, require_pair, Result, cache, check_layer, finite
 
 NAME = "representation_tsne"
 TASKS = ("anchor",)

@@ -10,4 +10,4 @@ case "$native" in
   *) other=default ;;
 esac
 echo "[kernels] native: $native; running the numeric tests again with ATEN_CPU_CAPABILITY=$other"
-ATEN_CPU_CAPABILITY=$other .venv/bin/python -m pytest tests/mechinit tests/probes tests/zoo tests/docs -m "not browser" "$@"
+ATEN_CPU_CAPABILITY=$other .venv/bin/python -m pytest tests/mechinit tests/probes tests/zoo -m "not browser and not slow" "$@"

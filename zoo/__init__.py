@@ -7,7 +7,8 @@
 >>> zoo.publish("runs/my-run", aliases=("mine",))
 """
 
-from mechinit.zoo.api import card, list_entries as list, load, load_target, resolve, target, verify  # noqa: A004
+from mechinit.zoo.api import card, load, load_target, resolve, target, verify  # noqa: A004
+from mechinit.zoo.api import list_entries as list
 from mechinit.zoo.store import ZooError, user_zoo
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
-from mechinit import files as runs  # file names and JSON only: listing and verifying need no torch
 from mechinit.zoo.store import ZooError, read_index, unlisted_files, verify_files, zoo_dirs
+
+from mechinit import files as runs  # file names and JSON only: listing and verifying need no torch
 
 if TYPE_CHECKING:
     from transformer_lens import HookedTransformer

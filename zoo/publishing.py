@@ -12,9 +12,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from mechinit.zoo.store import ZooError, check_name, file_table, locked, read_index, user_zoo, write_index, zoo_dirs
+
 from mechinit import runs
 from mechinit.ids import run_id
-from mechinit.zoo.store import ZooError, check_name, file_table, locked, read_index, user_zoo, write_index, zoo_dirs
 
 SNAPSHOT_DTYPES = ("float32", "float16")
 DTYPES = SNAPSHOT_DTYPES  # of the final weights too

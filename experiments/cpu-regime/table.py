@@ -3,7 +3,6 @@
 usage: python experiments/cpu-regime/table.py [RUN_DIR ...]
 """
 
-import json
 import sys
 from pathlib import Path
 

@@ -8,11 +8,11 @@ import statistics
 import sys
 from pathlib import Path
 
+from mechinit.probes.embedding_cosine import mean_cosines
 from safetensors.torch import load_file
 
 from mechinit import runs
 from mechinit.tasks import make_task
-from mechinit.probes.embedding_cosine import mean_cosines
 
 ROOT = Path(sys.argv[1] if len(sys.argv) > 1 else "sweeps")
 

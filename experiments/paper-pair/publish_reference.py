@@ -15,10 +15,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mechinit import runs
-from mechinit.card import write_card
 from mechinit.zoo.publishing import publish
 from mechinit.zoo.store import SHIPPED, locked, read_index, write_index
+
+from mechinit import runs
+from mechinit.card import write_card
 
 RENAMED = {"small-init": "cpu-small-init", "large-init": "cpu-large-init",
            **{f"{n}-s{s}": f"cpu-{n}-s{s}" for n in ("small-init", "large-init") for s in range(3)}}

@@ -5,8 +5,7 @@ usage: python experiments/probes/compare.py   (reads the zoo entries small-init-
 
 import statistics
 
-from mechinit import probes
-from mechinit import zoo
+from mechinit import probes, zoo
 
 KEYS = [
     ("information_flow", "mechanism"), ("information_flow", "key_to_anchor_mass"), ("information_flow", "anchors_to_last_mass"),

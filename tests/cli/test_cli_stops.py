@@ -11,8 +11,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from mechinit.cli import main
 from mechinit import runs
+from mechinit.cli import main
 from mechinit.train import train
 from tests.conftest import build_cfg
 

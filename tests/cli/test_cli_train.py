@@ -4,8 +4,8 @@ import sys
 
 import pytest
 
-from mechinit.cli import main
 from mechinit import runs
+from mechinit.cli import main
 
 
 @pytest.mark.parametrize(

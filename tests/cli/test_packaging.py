@@ -56,9 +56,9 @@ def test_an_entry_without_its_weights_gets_one_line_naming_where_it_looked(tmp_p
     import shutil
 
     import pytest
+    from mechinit.zoo.store import SHIPPED, read_index
 
     from mechinit import zoo
-    from mechinit.zoo.store import SHIPPED, read_index
 
     index = read_index(SHIPPED)
     entry = index["aliases"]["cpu-large-init-s1"]
@@ -67,3 +67,9 @@ def test_an_entry_without_its_weights_gets_one_line_naming_where_it_looked(tmp_p
     with pytest.raises(zoo.ZooError, match="has no weights here") as raised:
         zoo.load(entry, zoo_dir=tmp_path)
     assert str(tmp_path / entry / "model.safetensors") in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_a_checkout_does_not_expose_its_other_folders_under_mechinit(tmp_path):
+    for name in ("docs", "tests", "bench", "experiments"):
+        done = subprocess.run([sys.executable, "-c", f"import mechinit.{name}"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode != 0 and "No module named" in done.stderr, name

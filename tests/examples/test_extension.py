@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from mechinit.probes.base import ProbeError
 
 from mechinit import probes
 from mechinit.config import ConfigError
 from mechinit.tasks import TASKS, register
-from mechinit.probes.base import ProbeError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import nbformat
-import pytest
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "quickstart.ipynb"
 

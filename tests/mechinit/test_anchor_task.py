@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from mechinit.config import ModelConfig, TaskConfig, ConfigError
+from mechinit.config import ConfigError, ModelConfig, TaskConfig
 from mechinit.tasks.anchor import PAIRS, SHIFT, AnchorTask, designated_shifts, inferential_shift
 
 MC = ModelConfig(d_model=32, d_head=16, d_mlp=64, d_vocab=120)

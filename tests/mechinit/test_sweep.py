@@ -3,8 +3,8 @@ import shutil
 
 import pytest
 
-from mechinit.cli import main
 from mechinit import runs
+from mechinit.cli import main
 from mechinit.config import ConfigError
 from mechinit.ids import run_id
 from mechinit.sweep import SweepSpec, parse_grid, reduce_runs, run_sweep

@@ -28,9 +28,10 @@ def test_submitit_path_with_its_local_executor(tmp_path):
 
 
 def test_an_interrupted_sweep_run_continues_from_its_resume_point(tmp_path, monkeypatch):
-    import mechinit.resume as resume_module
     import torch
     from safetensors.torch import load_file
+
+    import mechinit.resume as resume_module
 
     cfg = build_cfg(**{"train.epochs": 4, "train.threads": 1, "train.eval_every": 8})
     spec = SweepSpec(cfg, {"init.gamma": (0.8,)}, mean_over=())

@@ -7,12 +7,12 @@ import math
 
 import pytest
 import torch
+from mechinit.probes.logit_lens import lens
+from mechinit.probes.patching import logit_diff, patch_maps
 from transformer_lens import HookedTransformer, HookedTransformerConfig
 
 from mechinit import probes
 from mechinit.config import ModelConfig, TaskConfig
-from mechinit.probes.logit_lens import lens
-from mechinit.probes.patching import logit_diff, patch_maps
 from mechinit.tasks.anchor import AnchorTask
 
 VOCAB, N_CTX, P0 = 120, 9, 1

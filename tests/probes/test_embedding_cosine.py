@@ -4,11 +4,11 @@ import json
 
 import pytest
 import torch
+from mechinit.probes.base import ProbeError
 
 from mechinit import probes
 from mechinit.model import new_model
 from mechinit.tasks import make_task
-from mechinit.probes.base import ProbeError
 from tests.conftest import build_cfg
 
 

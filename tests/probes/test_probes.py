@@ -4,14 +4,14 @@ import warnings
 
 import pytest
 import torch
+from mechinit.probes import information_flow, representation_tsne
+from mechinit.probes.base import ProbeError
 
 from mechinit import probes
-from mechinit.config import ModelConfig, InitConfig
+from mechinit.config import InitConfig, ModelConfig
 from mechinit.model import new_model
 from mechinit.tasks import make_task
 from mechinit.tasks.anchor import inferential_shift
-from mechinit.probes import condensation, cosine_maps, embedding_spectrum, information_flow, representation_tsne
-from mechinit.probes.base import ProbeError
 from tests.conftest import build_cfg
 
 CFG = build_cfg()
@@ -72,7 +72,7 @@ def test_orthogonal_neurons_are_separate_groups(task):
 
 def test_planted_groups_of_known_sizes(task):
     model = _model()
-    d_model, d_head = model.cfg.d_model, model.cfg.d_head  # 32, 16
+    d_model = model.cfg.d_model  # 32
     basis = torch.eye(d_model)
     sizes = [9, 5, 2]
     cols = [basis[:, g] * (1 + 0.01 * i) for g, size in enumerate(sizes) for i in range(size)]

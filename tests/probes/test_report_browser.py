@@ -9,12 +9,11 @@ with a warning on a machine that lacks them."""
 import shutil
 
 import pytest
+from mechinit.probes.report import write_report
 
-from mechinit import probes
-from mechinit import zoo
+from mechinit import probes, zoo
 from mechinit.sweep import SweepSpec, reduce_runs
 from mechinit.sweep_report import write_report as write_sweep_report
-from mechinit.probes.report import write_report
 from tests.conftest import build_cfg
 
 pytestmark = pytest.mark.browser

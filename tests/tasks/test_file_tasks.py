@@ -195,7 +195,7 @@ def test_a_data_json_without_files_still_checks_the_tokenizer(tmp_path, shared_d
     from mechinit import runs
     from mechinit.tasks.datafiles import check_same_data
 
-    data = _scan_copy(shared_data, tmp_path / "scan")
+    _scan_copy(shared_data, tmp_path / "scan")
     cfg = scan_cfg(tmp_path, **{"task.split": "simple", "task.n_train": 400})
     task = make_task(cfg)
     old = {k: v for k, v in task.artifacts().items() if k != "files"}  # a run from before data.json had files

@@ -2,10 +2,10 @@
 
 import pytest
 import torch
+from mechinit.zoo.store import SHIPPED, read_index
 
 from mechinit import zoo
 from mechinit.fastpath import last_logits
-from mechinit.zoo.store import SHIPPED, read_index
 
 INDEX = read_index(SHIPPED)
 SHIPPED_IDS = sorted(INDEX["entries"])

@@ -6,13 +6,11 @@ import textwrap
 import pandas as pd
 import pytest
 import torch
+from mechinit.zoo.store import ZooError
 from safetensors.torch import load_file
 
-from mechinit import zoo
-import mechinit.zoo.store
-from mechinit.zoo.store import ZooError
+from mechinit import runs, zoo
 from mechinit.cli import main
-from mechinit import runs
 from mechinit.fastpath import last_logits
 from mechinit.tasks import make_task
 from mechinit.train import train

@@ -2,12 +2,19 @@
 
 The fused vector v(x; a1, a2) is the last-token X^ao of block ``fused_layer`` (default: the last
 block; paper layer 2 of a 2-layer model, ``blocks.1.hook_resid_mid``) for key x directly before
-the pair. Over a key grid (default 30–40, one fixed noise context) the probe takes the cosine of
-v(x; A) against v(y; B) for the focus pair A (default (4,3)) and every seen pair B. A cell is
-*same-target* when A's inferential target equals B's designated one (x + f_A = y + f_B); in the
-inferential solution those vectors are parallel. The parallelism gap is the mean cosine on
-same-target cells minus the mean elsewhere, averaged over B. The same is done for
-u(x; a1) = V of block ``value_layer`` at the first-anchor position, anchor against anchor.
+the pair, over a key grid (default 30–40, as the paper's axes) in one fixed noise context.
+
+The paper's claim (§5.2, Fig 4a,b) compares two *seen* pairs, (3,3) against (2,2) and (1,2) against
+(1,3): where f(x; A) = f(y; B), v(x; A) and v(y; B) are nearly parallel in the inferential solution
+and not in the symmetric one. ``panels`` holds those pairs of pairs. A model can put every fused
+vector along one shared direction (small init does: their raw cosines are all near 1), which hides
+the same-target structure from a raw-cosine contrast, so the headline ``parallelism_gap`` is the mean
+cosine on same-target cells minus the mean elsewhere **after removing the mean fused vector over
+every seen pair and key**, averaged over the panels; ``same_target_cos`` / ``other_cos`` are the raw
+means the paper's heatmaps show. ``heldout_parallelism_gap`` is a different question, kept under its
+own name: the held-out ``focus`` pair's vectors (at its inferential target) against every seen pair's
+(at its designated target), raw cosines. The same contrast is drawn for u(x; a1) = V of block
+``value_layer`` at the first-anchor position, anchor against anchor (Fig 4c).
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ class Config(ProbeConfig):
     fused_layer: int = -1
     value_layer: int = -1
     show: tuple[int, ...] = (3, 4, 2, 4)  # pairs drawn in the figure, flattened
+    panels: tuple[int, ...] = (3, 3, 2, 2, 1, 2, 1, 3)  # the paper's Fig 4a,b comparisons: pairs of seen pairs, flattened
     seed: int = 0
 
     NAME = 'cosine_maps'
@@ -56,6 +64,8 @@ class Config(ProbeConfig):
         require(self, "key_pos", self.key_pos >= 0, "a position >= 0")
         require(self, "show", len(self.show) % 2 == 0 and all(a in (1, 2, 3, 4) for a in self.show),
                 "anchor pairs, flattened: an even number of anchors from 1..4")
+        require(self, "panels", len(self.panels) % 4 == 0 and len(self.panels) > 0 and all(a in (1, 2, 3, 4) for a in self.panels),
+                "pairs of anchor pairs, flattened: a multiple of four anchors from 1..4")
 
 
 
@@ -77,6 +87,28 @@ def gap(cos: torch.Tensor, same: torch.Tensor) -> float | None:
     return finite(cos[same].mean() - cos[~same].mean())
 
 
+def seen_pair_panels(fused: dict, keys: torch.Tensor, designated: dict, panels: list) -> dict:
+    """The paper's Fig 4a,b contrast: for each panel (A, B) of seen pairs, raw and centred cosines of
+    v(x; A) against v(y; B), same-target cells where x + f_A = y + f_B. ``fused`` maps every seen pair to
+    its ``[key d_model]`` vectors; the centre is their mean over every seen pair and key."""
+    centre = torch.cat(list(fused.values())).mean(0)
+    out = {}
+    for a, b in panels:
+        same = (keys + designated[a])[:, None] == (keys + designated[b])[None, :]
+        raw = cosine(fused[a], fused[b])
+        centred = cosine(fused[a] - centre, fused[b] - centre)
+        out[f"{pair_name(a)} vs {pair_name(b)}"] = {
+            "cos": raw.tolist(), "centred_cos": centred.tolist(), "same_target": same.tolist(), "gap": gap(centred, same),
+            "raw_gap": gap(raw, same), "same_target_cos": finite(raw[same].mean()) if same.any() else None,
+            "other_cos": finite(raw[~same].mean()) if (~same).any() else None}
+    return out
+
+
+def _mean(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return finite(sum(values) / len(values)) if values else None
+
+
 def run(model, task, cfg: Config = Config(), snapshots=None) -> Result:
     require_attention(model, NAME)
     if len(cfg.focus) != 2 or len(cfg.show) % 2:
@@ -95,8 +127,14 @@ def run(model, task, cfg: Config = Config(), snapshots=None) -> Result:
     v_focus, _ = vectors(focus)
     target_focus = keys + inferential_shift(focus)
     maps, gaps = {}, []
+    seen_fused = {pair: vectors(pair)[0] for pair in task.seen}
+    panels = [((cfg.panels[i], cfg.panels[i + 1]), (cfg.panels[i + 2], cfg.panels[i + 3])) for i in range(0, len(cfg.panels), 4)]
+    unseen = [p for panel in panels for p in panel if p not in seen_fused]
+    if unseen:
+        raise ProbeError(f"cosine_maps.panels compare seen pairs; {pair_name(unseen[0])} is not seen in this task")
+    panel_maps = seen_pair_panels(seen_fused, keys, task.designated, panels)
     for pair in task.seen:
-        v_b, _ = vectors(pair)
+        v_b = seen_fused[pair]
         cos = cosine(v_focus, v_b)
         same = target_focus[:, None] == (keys + task.designated[pair])[None, :]
         g = gap(cos, same)
@@ -113,8 +151,12 @@ def run(model, task, cfg: Config = Config(), snapshots=None) -> Result:
             u_maps[f"{a},{b}"] = {"cos": cos.tolist(), "gap": g}
             if g is not None:
                 u_gaps.append(g)
-    numbers = {"keys": keys.tolist(), "fused": maps, "value": u_maps}
-    headline = {"parallelism_gap": finite(sum(gaps) / len(gaps)) if gaps else None,
+    numbers = {"keys": keys.tolist(), "panels": panel_maps, "fused": maps, "value": u_maps}
+    headline = {"parallelism_gap": _mean([m["gap"] for m in panel_maps.values()]),
+                "raw_parallelism_gap": _mean([m["raw_gap"] for m in panel_maps.values()]),
+                "same_target_cos": _mean([m["same_target_cos"] for m in panel_maps.values()]),
+                "other_cos": _mean([m["other_cos"] for m in panel_maps.values()]),
+                "heldout_parallelism_gap": finite(sum(gaps) / len(gaps)) if gaps else None,
                 "mirror_gap": maps.get(pair_name((focus[1], focus[0])), {}).get("gap"),
                 "value_parallelism_gap": finite(sum(u_gaps) / len(u_gaps)) if u_gaps else None}
     meta = {"hooks": names, "fused_hook": fused, "value_hook": value, **cfg.to_dict()}
@@ -129,18 +171,26 @@ def _figure(result: Result):
     show = result.meta["show"]
     pairs = [f"{show[i]},{show[i + 1]}" for i in range(0, len(show), 2) if f"{show[i]},{show[i + 1]}" in result.numbers["fused"]]
     focus = pair_name(tuple(result.meta["focus"]))
-    titles = [f"v(x;{focus})·v(y;{p}), gap {sig3(result.numbers['fused'][p]['gap'])}" for p in pairs] + [f"u(x;{focus[0]})·u(y;{focus[-1]})"]
-    fig = make_subplots(rows=1, cols=len(pairs) + 1, subplot_titles=titles, horizontal_spacing=0.08)
+    panels = result.numbers.get("panels", {})
+    titles = ([f"v({name}), centred, gap {sig3(m['gap'])}" for name, m in panels.items()]
+              + [f"v(x;{focus})·v(y;{p}), gap {sig3(result.numbers['fused'][p]['gap'])}" for p in pairs] + [f"u(x;{focus[0]})·u(y;{focus[-1]})"])
+    fig = make_subplots(rows=2, cols=max(len(panels), len(pairs) + 1), subplot_titles=titles, horizontal_spacing=0.08, vertical_spacing=0.18)
+    for i, m in enumerate(panels.values(), start=1):
+        fig.add_trace(go.Heatmap(z=m["centred_cos"], x=keys, y=keys, zmin=-1, zmax=1, colorscale="RdBu_r", showscale=False), 1, i)
+        same = [(keys[c], keys[r]) for r, row in enumerate(m["same_target"]) for c, s in enumerate(row) if s]
+        fig.add_trace(go.Scatter(x=[s[0] for s in same], y=[s[1] for s in same], mode="markers", showlegend=False,
+                                 marker=dict(symbol="square-open", size=14, color="black")), 1, i)
     for i, p in enumerate(pairs, start=1):
         m = result.numbers["fused"][p]
-        fig.add_trace(go.Heatmap(z=m["cos"], x=keys, y=keys, zmin=-1, zmax=1, colorscale="RdBu_r", showscale=i == 1), 1, i)
+        fig.add_trace(go.Heatmap(z=m["cos"], x=keys, y=keys, zmin=-1, zmax=1, colorscale="RdBu_r", showscale=i == 1), 2, i)
         same = [(keys[c], keys[r]) for r, row in enumerate(m["same_target"]) for c, s in enumerate(row) if s]
         fig.add_trace(go.Scatter(x=[s[0] for s in same], y=[s[1] for s in same], mode="markers", marker=dict(symbol="square-open", size=14, color="black"),
-                                 name="same target", showlegend=i == 1), 1, i)
+                                 name="same target", showlegend=i == 1), 2, i)
     u = result.numbers["value"][f"{focus[0]},{focus[-1]}"]
-    fig.add_trace(go.Heatmap(z=u["cos"], x=keys, y=keys, zmin=-1, zmax=1, colorscale="RdBu_r", showscale=False), 1, len(pairs) + 1)
+    fig.add_trace(go.Heatmap(z=u["cos"], x=keys, y=keys, zmin=-1, zmax=1, colorscale="RdBu_r", showscale=False), 2, len(pairs) + 1)
     fig.update_xaxes(title_text="key y")
     fig.update_yaxes(title_text="key x")
-    fig.update_layout(title=f"fused-vector cosine maps (parallelism gap {sig3(result.headline['parallelism_gap'])})", height=480,
+    fig.update_layout(title=f"fused-vector cosine maps: seen-pair panels (top, centred; parallelism gap {sig3(result.headline['parallelism_gap'])}), "
+                            f"held-out pair (bottom, raw)", height=860,
                       legend=dict(orientation="h", y=-0.2))
     return fig

@@ -46,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--publish", action="store_true", help="publish the finished run to the zoo (see --zoo)")
     t.add_argument("--zoo", type=Path, help="zoo folder for --publish (default: $MECHINIT_ZOO or ~/.cache/mechinit/zoo)")
 
+    pa = sub.add_parser("paper", help="check the paper's claims C1-C10 from the zoo and experiments/: claims.json + paper.html")
+    pa.add_argument("--out", type=Path, default=Path("paper-claims"), help="output folder (default: paper-claims)")
+    pa.add_argument("--zoo", type=Path, help="zoo folder searched first for the pair")
+    pa.add_argument("--root", type=Path, default=Path("."), help="the checkout whose experiments/ hold the results (default: .)")
+
     f = sub.add_parser("fate", help="predict a run's final (4,3) verdict from what it holds at or before a step")
     f.add_argument("run", help="run folder, zoo entry folder or zoo alias")
     f.add_argument("--at", type=_step, metavar="STEP", help="read the last evaluation at or before this step (default: the last)")
@@ -144,6 +149,26 @@ def _train(args) -> int:
     from mechinit.runs import load_run_config
 
     print("\n".join(_summary(row, load_run_config(out).task.name)))
+    return 0
+
+
+def _paper(args) -> int:
+    import json
+
+    from mechinit import claims
+    from mechinit.files import atomic_write_bytes
+
+    _check_folder(args.out, "--out")
+    claims.check_checkout(args.root)  # before anything is written
+    args.out.mkdir(parents=True, exist_ok=True)
+    result = claims.build(args.root, args.out, zoo_dir=args.zoo)
+    from mechinit.claims_page import render
+
+    atomic_write_bytes(args.out / "claims.json", (json.dumps(result, indent=1) + "\n").encode())
+    atomic_write_bytes(args.out / "paper.html", render(result).encode())
+    for c in result["claims"]:
+        print(f"{c['id']:>4}  {c['verdict']:<15} {c['statement'][:90]}")
+    print(f"claims: {args.out / 'claims.json'}\npage: {args.out / 'paper.html'}")
     return 0
 
 
@@ -295,7 +320,7 @@ def _sweep(args) -> int:
     return EXIT_FAILED if summary["failed"] else 0
 
 
-COMMANDS = {"train": _train, "zoo": _zoo, "probe": _probe, "sweep": _sweep, "fate": _fate}
+COMMANDS = {"train": _train, "zoo": _zoo, "probe": _probe, "sweep": _sweep, "fate": _fate, "paper": _paper}
 
 
 def main(argv: list[str] | None = None) -> int:

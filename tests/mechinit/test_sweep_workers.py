@@ -114,7 +114,7 @@ def test_sigterm_to_a_sweep_with_two_workers_stops_both_runs_at_a_resume_point(t
 
     out = tmp_path / "sw"
     command = [sys.executable, "-m", "mechinit", "sweep", "--preset", "tiny", "--set", "sweep.train.seed=0,1,2",
-               "--set", "train.epochs=60", "--set", "train.resume_every=5", "--ensemble", "off", "--jobs", "2",
+               "--set", "train.epochs=20", "--set", "train.resume_every=5", "--ensemble", "off", "--jobs", "2",
                "--out", str(out), "--quiet"]
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120

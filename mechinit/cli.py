@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     pa.add_argument("--zoo", type=Path, help="zoo folder searched first for the pair")
     pa.add_argument("--root", type=Path, default=Path("."), help="the checkout whose experiments/ hold the results (default: .)")
 
-    f = sub.add_parser("fate", help="predict a run's final (4,3) verdict from what it holds at or before a step")
+    f = sub.add_parser("fate", help="predict a run's final verdict on its held-out pair from what it holds at or before a step")
     f.add_argument("run", help="run folder, zoo entry folder or zoo alias")
     f.add_argument("--at", type=_step, metavar="STEP", help="read the last evaluation at or before this step (default: the last)")
 

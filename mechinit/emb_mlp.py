@@ -22,7 +22,7 @@ from torch import nn
 from transformer_lens import HookedRootModule
 from transformer_lens.hook_points import HookPoint
 
-from mechinit.fastpath import ACT
+from mechinit.ops import ACT
 
 
 class EmbMLPBlock(nn.Module):

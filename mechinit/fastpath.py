@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from jaxtyping import Float, Int
 from transformer_lens import HookedTransformer
 
-ACT = {"relu": F.relu, "gelu": F.gelu}  # TL act_fn name -> function (also used by stacked, emb_mlp)
+from mechinit.ops import ACT
 
 # TL config fields the fast path was written for: field -> the value(s) it handles
 _HANDLED = {

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from jaxtyping import Float, Int
 
-from mechinit.fastpath import ACT
+from mechinit.ops import ACT
 
 
 def _ln(x: torch.Tensor, p: dict, name: str, eps: float) -> torch.Tensor:

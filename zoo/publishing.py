@@ -47,17 +47,13 @@ def _cast(src: Path, target: Path, dtype: str) -> None:
 
 
 def fp32_record(run_dir: Path) -> dict:
-    """Every held-out pair's final accuracies as trained (fp32), on both key splits: what a
-    lower-precision entry is checked against (``tests/zoo/test_shipped.py``)."""
+    """What a lower-precision entry must reproduce, from the float32 run's last evaluation: the task's
+    vocabulary says what (the anchor task: every held-out pair's accuracies on both key splits)."""
+    from mechinit.tasks.vocabulary import vocabulary_of
+
     rows = runs.read_metrics(run_dir)
-    pairs = (rows[-1] if rows else {}).get("pairs") or {}
-    out = {}
-    for name, rec in sorted(pairs.items()):
-        if not rec.get("seen"):
-            keys = rec.get("train_keys") or {}
-            out[name] = {"test_keys": {"inferential": rec.get("inferential"), "symmetric": rec.get("symmetric")},
-                         "train_keys": {"inferential": keys.get("inferential"), "symmetric": keys.get("symmetric")}}
-    return {"step": rows[-1].get("step") if rows else None, "pairs": out}
+    last = rows[-1] if rows else {}
+    return {"step": last.get("step"), **vocabulary_of(runs.load_run_config(run_dir).task.name).precision_record(last)}
 
 
 def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, snapshots: bool, dtype: str = "float32",
@@ -83,7 +79,7 @@ def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, snapshots: bool,
         notes.append(f"Training snapshots (`checkpoints/`) are stored in {snapshot_dtype}; final weights are {dtype}.")
     if dtype != "float32":
         notes.append(f"Final weights are stored in {dtype}; the accuracies above are the float32 model's at the end of training, "
-                     "and the {dtype} weights reproduce the held-out pairs' to ±0.005 (`fp32_reference` in the zoo index).".replace("{dtype}", dtype))
+                     f"which the {dtype} weights reproduce to ±0.005 (`fp32_reference` in the zoo index).")
     if notes and (dest / runs.CARD).is_file():
         (dest / runs.CARD).write_text((dest / runs.CARD).read_text() + "\n" + "\n".join(notes) + "\n")
 

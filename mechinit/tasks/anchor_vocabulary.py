@@ -81,6 +81,16 @@ class AnchorVocabulary(Vocabulary):
                                                       f"symmetric {fmt(rec.get('symmetric'), '.3g')})")
         return out
 
+    def precision_record(self, row: dict) -> dict:
+        """Every held-out pair's final accuracies on both key splits (checked against float16 entries)."""
+        out = {}
+        for name, rec in sorted((row.get("pairs") or {}).items()):
+            if not rec.get("seen"):
+                keys = rec.get("train_keys") or {}
+                out[name] = {"test_keys": {"inferential": rec.get("inferential"), "symmetric": rec.get("symmetric")},
+                             "train_keys": {"inferential": keys.get("inferential"), "symmetric": keys.get("symmetric")}}
+        return {"pairs": out}
+
     def index_row(self, task_options: dict, row: dict) -> dict:
         pair = row.get("pairs", {}).get(HELD_OUT, {})
         return {"variant": task_options.get("variant"), "seen_test_acc": row.get("seen_test_acc"),

@@ -72,6 +72,10 @@ class Vocabulary:
         or ``None`` for missing), from its metrics row."""
         return {"headline": row.get("headline")}
 
+    def precision_record(self, row: dict) -> dict:
+        """What a lower-precision zoo entry must reproduce of the run's last metrics row (``{}``: nothing)."""
+        return {}
+
     def index_row(self, task_options: dict, row: dict) -> dict:
         """Zoo index columns of an entry, from its task options (``config.json``'s ``task``) and
         its last metrics row."""

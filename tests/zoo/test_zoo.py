@@ -64,12 +64,20 @@ def test_list_filters_and_missing_metrics_are_null(run_dir, zoo_dir, tmp_path):
     table = zoo.list(zoo_dir=zoo_dir)
     assert len(table[table.zoo_dir == str(zoo_dir)]) == 2
     assert set(table.zoo_dir) <= {str(zoo_dir), str(zoo.store.SHIPPED)}  # the (empty) user zoo adds nothing
-    assert list(zoo.list(zoo_dir=zoo_dir, gamma=0.5)["gamma"]) == [0.5]
-    assert list(zoo.list(zoo_dir=zoo_dir, gamma="0.8")["gamma"]) == [0.8]
-    assert 0.7 - 0.2 != 0.5 and list(zoo.list(zoo_dir=zoo_dir, gamma=0.7 - 0.2)["gamma"]) == [0.5]  # float arithmetic still matches
-    assert zoo.list(zoo_dir=zoo_dir, gamma=0.5000001).empty
-    assert list(zoo.list(zoo_dir=zoo_dir, task="anchor", arch="transformer")["arch"]) == ["transformer"] * 2
-    row = zoo.list(zoo_dir=zoo_dir, gamma=0.5).iloc[0]
+
+    def rows(**filters):  # this zoo's rows (the shipped entries have gamma 0.5 and 0.8 too)
+        table = zoo.list(zoo_dir=zoo_dir, **filters)
+        return table[table.zoo_dir == str(zoo_dir)]
+
+    def here(**filters):
+        return list(rows(**filters)["gamma"])
+
+    assert here(gamma=0.5) == [0.5]
+    assert here(gamma="0.8") == [0.8]
+    assert 0.7 - 0.2 != 0.5 and here(gamma=0.7 - 0.2) == [0.5]  # float arithmetic still matches
+    assert here(gamma=0.5000001) == []
+    assert list(rows(task="anchor", arch="transformer")["arch"]) == ["transformer"] * 2
+    row = rows(gamma=0.5).iloc[0]
     assert pd.isna(row["seen_test_acc"]) and pd.isna(row["verdict_43"])  # pandas' missing marker, not a number
     index = json.loads((zoo_dir / "index.json").read_text())
     assert all(e["summary"]["acc_43_symmetric"] is None for e in index["entries"].values() if e["summary"]["gamma"] == 0.5)

@@ -172,9 +172,12 @@ def _figure(result: Result):
     pairs = [f"{show[i]},{show[i + 1]}" for i in range(0, len(show), 2) if f"{show[i]},{show[i + 1]}" in result.numbers["fused"]]
     focus = pair_name(tuple(result.meta["focus"]))
     panels = result.numbers.get("panels", {})
-    titles = ([f"v({name}), centred, gap {sig3(m['gap'])}" for name, m in panels.items()]
-              + [f"v(x;{focus})·v(y;{p}), gap {sig3(result.numbers['fused'][p]['gap'])}" for p in pairs] + [f"u(x;{focus[0]})·u(y;{focus[-1]})"])
-    fig = make_subplots(rows=2, cols=max(len(panels), len(pairs) + 1), subplot_titles=titles, horizontal_spacing=0.08, vertical_spacing=0.18)
+    cols = max(len(panels), len(pairs) + 1)
+    titles = ([f"seen pairs {name}, centred: gap {sig3(m['gap'])}" for name, m in panels.items()]
+              + [f"held out v(x;{focus})·v(y;{p}), raw: gap {sig3(result.numbers['fused'][p]['gap'])}" for p in pairs]
+              + [f"u(x;{focus[0]})·u(y;{focus[-1]})"])
+    specs = [[{}] * len(panels) + [None] * (cols - len(panels)), [{}] * (len(pairs) + 1) + [None] * (cols - len(pairs) - 1)]
+    fig = make_subplots(rows=2, cols=cols, specs=specs, subplot_titles=titles, horizontal_spacing=0.08, vertical_spacing=0.18)
     for i, m in enumerate(panels.values(), start=1):
         fig.add_trace(go.Heatmap(z=m["centred_cos"], x=keys, y=keys, zmin=-1, zmax=1, colorscale="RdBu_r", showscale=False), 1, i)
         same = [(keys[c], keys[r]) for r, row in enumerate(m["same_target"]) for c, s in enumerate(row) if s]
@@ -190,7 +193,6 @@ def _figure(result: Result):
     fig.add_trace(go.Heatmap(z=u["cos"], x=keys, y=keys, zmin=-1, zmax=1, colorscale="RdBu_r", showscale=False), 2, len(pairs) + 1)
     fig.update_xaxes(title_text="key y")
     fig.update_yaxes(title_text="key x")
-    fig.update_layout(title=f"fused-vector cosine maps: seen-pair panels (top, centred; parallelism gap {sig3(result.headline['parallelism_gap'])}), "
-                            f"held-out pair (bottom, raw)", height=860,
+    fig.update_layout(title=f"fused-vector cosines (parallelism gap {sig3(result.headline['parallelism_gap'])})", height=860,
                       legend=dict(orientation="h", y=-0.2))
     return fig

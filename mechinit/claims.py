@@ -169,26 +169,42 @@ def _delta(cells: list) -> list[tuple[float, float | None]]:
     return sorted((c["axes"]["init.gamma"], c["delta_loss"]["mean"]) for c in cells)
 
 
+FIVE_SEEDS = {"AVX-512 kernels": "c9-memory12-5seeds-avx512.json", "AVX2 kernels": "c9-memory12-5seeds-avx2.json"}
+
+
+def _rises(curve: list) -> bool:
+    """dL rises with gamma (every step up, or the end above the start by > 0.1) and is positive at the largest gamma."""
+    if not curve:
+        return False
+    rising = all(b[1] >= a[1] for a, b in zip(curve, curve[1:])) or curve[-1][1] - curve[0][1] > 0.1
+    return rising and curve[-1][1] > 0
+
+
 def c9(s: Sources) -> dict:
     setups = {"transformer": "c9-transformer.json", "transformer, 12 memory labels": "c9-memory12.json", "emb-mlp": "c9-emb-mlp.json"}
+    closest = {k: v for k, v in FIVE_SEEDS.items() if (s.root / OTHER / v).is_file()}
     curves, holds = {}, {}
-    for name, file in setups.items():
+    for name, file in {**setups, **{f"12 memory labels, 5 seeds, {k}": v for k, v in closest.items()}}.items():
         data = json.loads((s.root / OTHER / file).read_text())
         curve = [(g, d) for g, d in _delta(data["cells"]) if d is not None]
-        seeds = min(c["delta_loss"]["n"] for c in data["cells"])
-        rising = all(b[1] >= a[1] for a, b in zip(curve, curve[1:])) or curve[-1][1] - curve[0][1] > 0.1
-        holds[name] = bool(curve) and rising and curve[-1][1] > 0
-        curves[name] = {"delta_loss_by_gamma": curve, "seeds": seeds}
-    n = sum(holds.values())
-    verdict = "reproduced" if n == len(holds) else "partly" if n else "not reproduced"
+        spread = {c["axes"]["init.gamma"]: c["delta_loss"]["std"] for c in data["cells"]}
+        holds[name] = _rises(curve)
+        curves[name] = {"delta_loss_by_gamma": curve, "std_by_gamma": spread, "seeds": min(c["delta_loss"]["n"] for c in data["cells"])}
+    if len(closest) == len(FIVE_SEEDS):  # the closest reading, on both kernel sets, decides; the other setups qualify it
+        both = all(holds[f"12 memory labels, 5 seeds, {k}"] for k in closest)
+        verdict = "reproduced" if both and all(holds[k] for k in setups) else "partly" if both or any(holds.values()) else "not reproduced"
+    else:
+        n = sum(holds.values())
+        verdict = "reproduced" if n == len(holds) else "partly" if n else "not reproduced"
     return _record("C9", "(Companion paper) Reasoning anchors are learned faster with small init: the loss gap dL = L_memory - "
                    "L_reasoning grows with gamma.", "Yao et al. 2025, Fig 2-3",
-                   "reproduced: dL rises with gamma and is positive at the largest gamma in every setup; partly: in some",
+                   "reproduced: dL (at the end of the run) rises with gamma and is positive at the largest gamma at the closest reading "
+                   "(12 memory labels, 5 seeds) on both CPU kernel sets and in every other setup; partly: at the closest reading or in some setup",
                    verdict, {"setups": curves, "setting holds": holds,
-                             "where our reading may differ": "3 seeds a cell on one kernel set (AVX-512), not 5 on both; dL at the end of "
-                             "a CPU-length run, where the companion paper reads it early in training; our memory anchors give each "
-                             "(anchor, key) a fixed random label (docs/other-tasks.md)"},
-                   commands=["bash experiments/other-tasks/run.sh"],
+                             "where our reading may differ": "dL at the end of a 10-epoch CPU run, where the companion paper reads it "
+                             "early in training; our memory anchors give each (anchor, key) one fixed random label, and 12 memory anchors "
+                             "make memorising costlier than 4 (docs/other-tasks.md)"},
+                   commands=["bash experiments/other-tasks/run.sh", "bash experiments/other-tasks/c9-five-seeds.sh"],
                    plot=_lines("dL = L_memory - L_reasoning against gamma", {k: v["delta_loss_by_gamma"] for k, v in curves.items()}))
 
 

@@ -100,3 +100,15 @@ def test_the_page_is_whole_in_chromium_at_both_widths(tmp_path):
     page = tmp_path / "paper.html"
     page.write_text(render({"claims": [claim(planted(*PAPERLIKE)) for claim in claims.CLAIMS]}))
     _check_page(page, tmp_path, "paper")
+
+
+@pytest.mark.parametrize("rising, verdict", [(True, "reproduced"), (False, "not reproduced")])
+def test_c9_reads_every_setup_and_the_five_seed_runs_on_both_kernel_sets(tmp_path, rising, verdict):
+    results = tmp_path / claims.OTHER
+    results.mkdir(parents=True)
+    values = [-0.1, 0.0, 0.2, 0.9] if rising else [0.3, 0.1, -0.2, -0.5]
+    cells = [{"axes": {"init.gamma": g}, "delta_loss": {"mean": v, "std": 0.1, "n": 5}} for g, v in zip((0.3, 0.5, 0.8, 1.0), values)]
+    for file in ("c9-transformer.json", "c9-memory12.json", "c9-emb-mlp.json", *claims.FIVE_SEEDS.values()):
+        (results / file).write_text(json.dumps({"cells": cells}))
+    record = claims.c9(claims.Sources(tmp_path))
+    assert record["verdict"] == verdict and len(record["evidence"]["numbers"]["setups"]) == 5

@@ -48,7 +48,7 @@ SHARED_TRAIN = ("batch_size", "epochs", "steps", "beta1", "beta2", "eps", "eval_
                 "snapshot_steps", "device", "bf16", "tf32", "threads")
 
 
-def unsupported(cfg: RunConfig) -> str | None:
+def ensemble_refusal(cfg: RunConfig) -> str | None:
     """Why ``cfg`` cannot train in an ensemble at all, or ``None``."""
     from mechinit.tasks import registered
 
@@ -63,7 +63,7 @@ def unsupported(cfg: RunConfig) -> str | None:
 
 def incompatibility(a: RunConfig, b: RunConfig) -> str | None:
     """Why ``a`` and ``b`` cannot train in one ensemble, or ``None`` when they can."""
-    reason = unsupported(a) or unsupported(b)
+    reason = ensemble_refusal(a) or ensemble_refusal(b)
     if reason:
         return reason
     for section in SHARED:
@@ -77,7 +77,7 @@ def incompatibility(a: RunConfig, b: RunConfig) -> str | None:
 
 def ensemble_key(cfg: RunConfig) -> tuple | None:
     """Configs with equal keys can train together; ``None``: this config trains alone."""
-    if unsupported(cfg):
+    if ensemble_refusal(cfg):
         return None
     return (cfg.model, cfg.task, *(getattr(cfg.train, n) for n in SHARED_TRAIN))
 
@@ -86,7 +86,7 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
     """Train every member into its run folder; returns each member's final metrics row."""
     if len(cfgs) != len(outs) or not cfgs:
         raise ConfigError("train_ensemble needs one output folder per config (and at least one config)")
-    problem = unsupported(cfgs[0]) or next(filter(None, (incompatibility(cfgs[0], c) for c in cfgs[1:])), None)
+    problem = ensemble_refusal(cfgs[0]) or next(filter(None, (incompatibility(cfgs[0], c) for c in cfgs[1:])), None)
     if problem:
         raise ConfigError(problem)
     first, outs = cfgs[0], [Path(o) for o in outs]

@@ -35,7 +35,7 @@ _HANDLED = {
 }
 
 
-def unsupported(model) -> str | None:
+def fast_path_refusal(model) -> str | None:
     """Why the fast path cannot compute ``model``'s logits (one line naming the field), or ``None``.
     It handles mechinit's two blocks: TL's pre-LN block with LN, and :class:`mechinit.model.PostLNBlock`
     (TL config ``normalization_type=None``); any other TL architecture uses the hooked forward."""
@@ -64,7 +64,7 @@ class FastPathUnsupported(ValueError):
 
 
 def _checked(model) -> None:
-    reason = unsupported(model)
+    reason = fast_path_refusal(model)
     if reason is not None:
         raise FastPathUnsupported(reason)
 
@@ -112,7 +112,7 @@ def logits_from_params(p: dict[str, torch.Tensor], cfg, tokens: Int[torch.Tensor
 
 def last_logits(model: HookedTransformer, tokens: Int[torch.Tensor, "batch pos"]) -> Float[torch.Tensor, "batch d_vocab"]:
     """Logits at the last position, equal to ``model(tokens)[:, -1]``; refuses (FastPathUnsupported)
-    a HookedTransformer it was not written for (see :func:`unsupported`)."""
+    a HookedTransformer it was not written for (see :func:`fast_path_refusal`)."""
     if not isinstance(model, HookedTransformer):  # Emb-MLP and other small HookedRootModules
         return model(tokens)[:, -1]
     _checked(model)

@@ -38,9 +38,3 @@ def load(group: str, register: Callable[[str, object], None]) -> None:
             line = f"mechinit: plugin {ep.name!r} ({group}) from package {package} was not loaded: {type(e).__name__}: {e}"
             problems.append(line)
             print(line, file=sys.stderr)
-
-
-def reset() -> None:
-    """Forget which groups were loaded (tests that install a plugin at run time)."""
-    _loaded.clear()
-    problems.clear()

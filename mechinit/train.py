@@ -22,7 +22,7 @@ from mechinit.budget import check_fits
 from mechinit.card import write_card
 from mechinit.config import ConfigError, RunConfig
 from mechinit.errors import TrainingDiverged  # noqa: F401  (re-exported)
-from mechinit.fastpath import all_logits, last_logits, unsupported
+from mechinit.fastpath import all_logits, fast_path_refusal, last_logits
 from mechinit.guards import TrainingInterrupted, deterministic, stop_on_signals  # noqa: F401  (TrainingInterrupted re-exported)
 from mechinit.loop import Start, run_loop
 from mechinit.model import build_model, new_model
@@ -114,8 +114,8 @@ def trim_padding(tokens: torch.Tensor, targets: torch.Tensor, positions: str) ->
 def model_logits(model, autocast, positions: str = "last"):
     """The logits function of ``model`` under ``autocast``: at the last position (``[batch d_vocab]``)
     or at every position (``positions="all"``, ``[batch pos d_vocab]``). The fast path where it was
-    written for the model (:func:`mechinit.fastpath.unsupported`), else the hooked forward."""
-    if unsupported(model) is None or not isinstance(model, HookedTransformer):
+    written for the model (:func:`mechinit.fastpath.fast_path_refusal`), else the hooked forward."""
+    if fast_path_refusal(model) is None or not isinstance(model, HookedTransformer):
         forward = last_logits if positions == "last" else all_logits
     else:
         forward = (lambda m, t: m(t)[:, -1]) if positions == "last" else (lambda m, t: m(t))

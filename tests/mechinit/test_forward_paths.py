@@ -9,7 +9,7 @@ import torch
 from transformer_lens import HookedTransformer, HookedTransformerConfig
 
 from mechinit.config import InitConfig, ModelConfig
-from mechinit.fastpath import FastPathUnsupported, all_logits, last_logits, unsupported
+from mechinit.fastpath import FastPathUnsupported, all_logits, fast_path_refusal, last_logits
 from mechinit.model import new_model
 from mechinit.stacked import stacked_logits
 from mechinit.train import model_logits
@@ -82,7 +82,7 @@ def test_the_fast_path_refuses_what_it_was_not_written_for_and_training_falls_ba
         kw["rotary_dim"] = 8
     model = HookedTransformer(HookedTransformerConfig(**kw))
     tokens = torch.randint(0, 50, (3, 9))
-    reason = unsupported(model)
+    reason = fast_path_refusal(model)
     assert reason is not None and field in reason
     with pytest.raises(FastPathUnsupported, match=field):
         last_logits(model, tokens)
@@ -91,4 +91,4 @@ def test_the_fast_path_refuses_what_it_was_not_written_for_and_training_falls_ba
 
 def test_a_tl_model_without_layernorm_is_not_taken_for_the_post_ln_block():
     kw = dict(n_layers=1, d_model=16, d_head=8, n_heads=2, d_mlp=32, d_vocab=50, n_ctx=9, act_fn="relu", normalization_type=None)
-    assert "PostLNBlock" in unsupported(HookedTransformer(HookedTransformerConfig(**kw)))
+    assert "PostLNBlock" in fast_path_refusal(HookedTransformer(HookedTransformerConfig(**kw)))

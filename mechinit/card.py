@@ -24,7 +24,7 @@ def headline_meaning(cfg: RunConfig) -> str:
 
 
 def card_text(cfg: RunConfig, row: dict) -> str:
-    from mechinit.tasks.vocabulary import vocabulary_of
+    from mechinit.tasks import vocabulary_of
 
     m, t = cfg.model, cfg.train
     lines = [

@@ -107,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _summary(row: dict, task_name: str) -> list[str]:
     """What ``train`` prints at the end: the numbers every task has, then the task's own (its vocabulary)."""
-    from mechinit.tasks.vocabulary import vocabulary_of
+    from mechinit.tasks import vocabulary_of
 
     vocab = vocabulary_of(task_name)
     keys = ("step", "train_loss", "headline", *vocab.summary_keys, "verdict")
@@ -284,7 +284,7 @@ def _sweep(args) -> int:
     from mechinit.resolve import parse_sets, resolve_config
     from mechinit.sweep import reduce_sweep, run_sweep, spec_from_sets
     from mechinit.sweep_report import write_report
-    from mechinit.tasks.vocabulary import vocabulary_of
+    from mechinit.tasks import vocabulary_of
 
     _check_folder(args.out, "--out")
     sets = parse_sets(args.sets)

@@ -18,6 +18,7 @@ from typing import Any
 from mechinit.errors import ConfigError  # noqa: F401  (re-exported: defined in the leaf module)
 from mechinit.fields import SEED_LIMIT, _choice, _positive, _Section, _seed, coerce  # noqa: F401  (re-exported)
 from mechinit.replay_spec import parse as parse_replay
+from mechinit.task_options import NoOptions, TaskOptions, _options_class  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True)
@@ -66,33 +67,6 @@ class InitConfig(_Section):
         _positive("init", "gamma", self.gamma, allow_zero=True)
         _choice("init", "embed_fan_in", self.embed_fan_in, ("d_model", "d_vocab", "rows"))
         _choice("init", "distribution", self.distribution, ("normal", "uniform-6"))
-
-
-class TaskOptions(_Section):
-    """Base of a task's own options: ``task.<field>`` in config files, beside :class:`TaskConfig`'s
-    common fields. A task class names its frozen options dataclass as ``Options`` (a task without
-    options gets :class:`NoOptions`); the dataclass validates its fields in ``__post_init__``.
-
-    Run ids were first minted while ``TaskConfig`` was the union of every task's fields, so every
-    id hashes the anchor task's ``variant``, ``groups`` and ``label_threshold``. Options that do not
-    own those fields add their union-era values (``UNION_ERA_ID``) to the canonical form: no
-    existing id changes, and the values mean nothing to the task."""
-
-    SECTION = "task"
-    UNION_ERA_ID: dict[str, Any] = {"variant": "paper", "groups": 0, "label_threshold": 0.9}
-
-    def canonical_dict(self) -> dict[str, Any]:
-        own = {f.name for f in dataclasses.fields(self)}
-        return {**{k: v for k, v in self.UNION_ERA_ID.items() if k not in own}, **super().canonical_dict()}
-
-
-@dataclass(frozen=True)
-class NoOptions(TaskOptions):
-    """The options of a task that has none."""
-
-
-def _options_class(task_class: type) -> type:
-    return getattr(task_class, "Options", NoOptions)
 
 
 @dataclass(frozen=True)

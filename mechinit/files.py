@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from mechinit.config import ConfigError
+from mechinit.errors import ConfigError
 
 CONFIG = "config.json"
 DATA = "data.json"  # a task's tokenizer and the data it used (sequence tasks)

@@ -35,8 +35,8 @@ from mechinit.errors import TrainingInterrupted
 from mechinit.ids import run_id
 from mechinit.schedule import make_plan
 from mechinit.sweep_workers import local_results, submitit_results
-from mechinit.tasks import make_task
-from mechinit.tasks.vocabulary import EPOCHS_TO_LOSS, HEADLINE, LOSS_TARGET, Metric, vocabulary_of
+from mechinit.tasks import make_task, vocabulary_of
+from mechinit.tasks.vocabulary import EPOCHS_TO_LOSS, HEADLINE, LOSS_TARGET, Metric
 
 GENERIC_METRICS = (HEADLINE, EPOCHS_TO_LOSS)  # every task has these; the task's vocabulary adds its own
 

@@ -14,7 +14,7 @@ def _mean(cell: dict, metric: str):
 def vocabulary(summary: dict):
     """The metric vocabulary of the sweep's task (``spec.base.task.name``)."""
     from mechinit.config import TaskConfig
-    from mechinit.tasks.vocabulary import vocabulary_of
+    from mechinit.tasks import vocabulary_of
 
     return vocabulary_of(summary["spec"]["base"]["task"].get("name", TaskConfig.name))
 

@@ -17,9 +17,8 @@ import torch
 from mechinit import runs
 from mechinit.config import RunConfig
 from mechinit.model import build_model, to_device
-from mechinit.tasks import make_task
+from mechinit.tasks import make_task, vocabulary_of
 from mechinit.tasks.datafiles import check_same_data
-from mechinit.tasks.vocabulary import vocabulary_of
 
 
 @dataclass

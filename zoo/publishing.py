@@ -24,7 +24,7 @@ DTYPES = SNAPSHOT_DTYPES  # of the final weights too
 def summary(run_dir: Path) -> dict:
     """The axes and final numbers an index row shows: the generic columns, then the task's own
     (its vocabulary's ``index_row``); anything missing is ``None``."""
-    from mechinit.tasks.vocabulary import vocabulary_of
+    from mechinit.tasks import vocabulary_of
 
     cfg = runs.load_run_config(run_dir)
     rows = runs.read_metrics(run_dir)
@@ -49,7 +49,7 @@ def _cast(src: Path, target: Path, dtype: str) -> None:
 def fp32_record(run_dir: Path) -> dict:
     """What a lower-precision entry must reproduce, from the float32 run's last evaluation: the task's
     vocabulary says what (the anchor task: every held-out pair's accuracies on both key splits)."""
-    from mechinit.tasks.vocabulary import vocabulary_of
+    from mechinit.tasks import vocabulary_of
 
     rows = runs.read_metrics(run_dir)
     last = rows[-1] if rows else {}

@@ -57,7 +57,8 @@ TARGET_POSITIONS = ("last", "all")
 
 def check_task_class(name: str, task_class: object) -> None:
     """Raise ConfigError naming what ``task_class`` lacks of the :class:`Task` contract."""
-    from mechinit.config import ConfigError, TaskOptions
+    from mechinit.errors import ConfigError
+    from mechinit.task_options import TaskOptions
     from mechinit.tasks.vocabulary import Vocabulary
 
     if not isinstance(task_class, type):
@@ -81,7 +82,7 @@ def check_task_class(name: str, task_class: object) -> None:
 def register(name: str, task_class: type) -> None:
     """Add a task under ``name`` (user code or a ``mechinit.tasks`` entry point); a name that
     exists is an error, and so is a class that breaks the :class:`Task` contract."""
-    from mechinit.config import ConfigError
+    from mechinit.errors import ConfigError
 
     if name in TASKS:
         raise ConfigError(f"task {name!r} is already registered ({TASKS[name].__module__}.{TASKS[name].__name__})")
@@ -95,6 +96,15 @@ def registered() -> dict[str, type]:
 
     plugins.load("mechinit.tasks", register)
     return TASKS
+
+
+def vocabulary_of(task_name: str | None):
+    """The :class:`~mechinit.tasks.vocabulary.Vocabulary` of a registered task (the default one for an unknown name)."""
+    from mechinit.tasks.vocabulary import DEFAULT, Vocabulary
+
+    task_class = registered().get(task_name) if task_name else None
+    vocab = getattr(task_class, "metrics", None)
+    return vocab if isinstance(vocab, Vocabulary) else DEFAULT
 
 
 def make_task(run_cfg):

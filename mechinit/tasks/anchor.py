@@ -23,12 +23,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import torch
 from jaxtyping import Int
 
-from mechinit.config import ConfigError, ModelConfig, TaskConfig, TaskOptions, _choice
+from mechinit.errors import ConfigError
+from mechinit.fields import _choice
+from mechinit.task_options import TaskOptions
+
+if TYPE_CHECKING:  # annotations only: task modules never import the run config
+    from mechinit.config import ModelConfig, TaskConfig
 from mechinit.tasks.anchor_vocabulary import ANCHOR
 
 ANCHORS = (1, 2, 3, 4)

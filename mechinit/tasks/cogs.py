@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mechinit.config import ConfigError
+from mechinit.errors import ConfigError
 from mechinit.tasks.datafiles import DataDirOptions, data_file, data_lines
 from mechinit.tasks.sequence import Example, SequenceTask
 

@@ -7,8 +7,13 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mechinit.config import ConfigError, TaskConfig, TaskOptions
+from mechinit.errors import ConfigError
+from mechinit.task_options import TaskOptions
+
+if TYPE_CHECKING:  # annotations only: task modules never import the run config
+    from mechinit.config import TaskConfig
 from mechinit.files import DATA, read_json
 
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import torch
 
-from mechinit.config import ConfigError, TaskOptions
+from mechinit.errors import ConfigError
+from mechinit.task_options import TaskOptions
 from mechinit.tasks.sequence import Example, SequenceTask
 
 CONCEPTS = ("wumpus", "yumpus", "zumpus", "dumpus", "rompus", "numpus", "tumpus", "vumpus", "impus", "jompus",

@@ -20,11 +20,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import torch
 
-from mechinit.config import ConfigError, ModelConfig, TaskConfig, TaskOptions
+from mechinit.errors import ConfigError
+from mechinit.task_options import TaskOptions
+
+if TYPE_CHECKING:  # annotations only: task modules never import the run config
+    from mechinit.config import ModelConfig, TaskConfig
 from mechinit.tasks.vocabulary import HEADLINE, Metric, Vocabulary
 
 ITEM_MIN, ITEM_MAX = 20, 99

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from mechinit.config import ConfigError
+from mechinit.errors import ConfigError
 from mechinit.tasks.datafiles import DataDirOptions, data_file, data_lines
 from mechinit.tasks.sequence import Example, SequenceTask
 

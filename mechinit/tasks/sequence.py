@@ -17,11 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import torch
 
-from mechinit.config import ConfigError, ModelConfig, TaskConfig
+from mechinit.errors import ConfigError
+
+if TYPE_CHECKING:  # annotations only: task modules never import the run config
+    from mechinit.config import ModelConfig, TaskConfig
 
 PAD, SEP, EOS, UNK = "<pad>", "<sep>", "<eos>", "<unk>"
 SPECIALS = (PAD, SEP, EOS, UNK)

@@ -87,12 +87,3 @@ class Vocabulary:
 
 
 DEFAULT = Vocabulary()
-
-
-def vocabulary_of(task_name: str | None) -> Vocabulary:
-    """The vocabulary of a registered task (the default one for an unknown name)."""
-    from mechinit.tasks import registered
-
-    task_class = registered().get(task_name) if task_name else None
-    vocab = getattr(task_class, "metrics", None)
-    return vocab if isinstance(vocab, Vocabulary) else DEFAULT

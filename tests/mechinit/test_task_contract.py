@@ -15,8 +15,8 @@ import pytest
 from mechinit.config import ConfigError, RunConfig, TaskConfig, TaskOptions
 from mechinit.ids import run_id
 from mechinit.presets import preset
-from mechinit.tasks import TASKS, register
-from mechinit.tasks.vocabulary import DEFAULT, vocabulary_of
+from mechinit.tasks import TASKS, register, vocabulary_of
+from mechinit.tasks.vocabulary import DEFAULT
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERIC_MODULES = ["mechinit/cli.py", "mechinit/card.py", "mechinit/sweep.py", "mechinit/sweep_report.py", "mechinit/targets.py",

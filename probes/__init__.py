@@ -8,7 +8,8 @@
 
 from __future__ import annotations
 
-from types import ModuleType, SimpleNamespace
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from mechinit.probes import (
     condensation,
@@ -24,18 +25,44 @@ from mechinit.probes import (
 )
 from mechinit.probes.base import ProbeError, Result
 
-PROBES: dict[str, ModuleType] = {
-    "information_flow": information_flow,
-    "representation_tsne": representation_tsne,
-    "cosine_maps": cosine_maps,
-    "condensation": condensation,
-    "embedding_spectrum": embedding_spectrum,
-    "embedding_cosine": embedding_cosine,
-    "patching": patching,
-    "logit_lens": logit_lens,
-    "key_position": key_position,
-    "deviation": deviation,
-}
+
+@dataclass(frozen=True)
+class Probe:
+    """The one shape of a registered probe, built in or added: its name, ``run(model, task, cfg,
+    snapshots=None) -> Result``, its ``Config`` (a :class:`~mechinit.probes.base.ProbeConfig`), the hooks
+    it reads (``hooks(model, cfg) -> list``), the tasks it applies to (``None``: any), whether it needs
+    attention layers, and the module that defines it."""
+
+    NAME: str
+    run: Callable
+    Config: type
+    hooks: Callable
+    TASKS: tuple[str, ...] | None
+    NEEDS_ATTENTION: bool
+    module: str
+
+
+def _no_hooks(model, cfg) -> list:
+    return []
+
+
+def _probe(name: str, run, Config: type, hooks=None, tasks=None, needs_attention: bool = False) -> Probe:
+    from mechinit.probes.base import ProbeConfig
+
+    if not (isinstance(Config, type) and issubclass(Config, ProbeConfig)) or not callable(run):
+        raise ProbeError(f"probe {name!r}: needs a callable run and a Config subclassing mechinit.probes.base.ProbeConfig")
+    return Probe(name, run, Config, hooks or _no_hooks, tasks, needs_attention, getattr(run, "__module__", name))
+
+
+def from_module(module, name: str | None = None) -> Probe:
+    """A probe module (``NAME``, ``Config``, ``run``; ``hooks``, ``TASKS``, ``NEEDS_ATTENTION`` optional) as a :class:`Probe`."""
+    return _probe(name or module.NAME, module.run, module.Config, getattr(module, "hooks", None), getattr(module, "TASKS", None),
+                  getattr(module, "NEEDS_ATTENTION", False))
+
+
+PROBES: dict[str, Probe] = {m.NAME: from_module(m) for m in (
+    information_flow, representation_tsne, cosine_maps, condensation, embedding_spectrum, embedding_cosine, patching, logit_lens,
+    key_position, deviation)}
 
 
 def register(name: str, run, Config: type, hooks=None, tasks: tuple[str, ...] | None = None, needs_attention: bool = False) -> None:
@@ -43,20 +70,16 @@ def register(name: str, run, Config: type, hooks=None, tasks: tuple[str, ...] | 
     dataclass (a :class:`ProbeConfig`), the hooks it reads (``hooks(model, cfg) -> list``; default
     none), the task names it applies to (``None``: any) and whether it needs attention layers.
     A name that exists is an error."""
-    from mechinit.probes.base import ProbeConfig
-
     if name in PROBES:
-        raise ProbeError(f"probe {name!r} is already registered ({getattr(PROBES[name], '__name__', name)})")
-    if not (isinstance(Config, type) and issubclass(Config, ProbeConfig)) or not callable(run):
-        raise ProbeError(f"probe {name!r}: needs a callable run and a Config subclassing mechinit.probes.base.ProbeConfig")
-    PROBES[name] = SimpleNamespace(__name__=getattr(run, "__module__", name), NAME=name, run=run, Config=Config,
-                                   hooks=hooks or (lambda model, cfg: []), TASKS=tasks, NEEDS_ATTENTION=needs_attention)
+        raise ProbeError(f"probe {name!r} is already registered ({PROBES[name].module})")
+    PROBES[name] = _probe(name, run, Config, hooks, tasks, needs_attention)
 
 
 def _register_module(name: str, module) -> None:
     """A ``mechinit.probes`` entry point: a module with ``Config`` and ``run`` (``hooks``, ``TASKS`` optional)."""
-    register(name, module.run, module.Config, getattr(module, "hooks", None), getattr(module, "TASKS", None),
-             getattr(module, "NEEDS_ATTENTION", False))
+    if name in PROBES:
+        raise ProbeError(f"probe {name!r} is already registered ({PROBES[name].module})")
+    PROBES[name] = from_module(module, name)
 
 
 def _plugins() -> None:
@@ -70,7 +93,7 @@ def available() -> list[str]:
     return list(PROBES)
 
 
-def get(name: str) -> ModuleType:
+def get(name: str) -> Probe:
     _plugins()
     if name not in PROBES:
         raise ProbeError(f"unknown probe {name!r}; available: {available()}")
@@ -81,11 +104,10 @@ def not_applicable(name: str, task, model=None) -> str | None:
     """Why probe ``name`` cannot read ``model`` of ``task`` (its ``TASKS``, ``NEEDS_ATTENTION``), or ``None``."""
     from mechinit.probes.base import has_attention
 
-    module = get(name)
-    tasks = getattr(module, "TASKS", None)
-    if tasks is not None and task.cfg.name not in tasks:
-        return f"probe {name} reads models of the {' / '.join(tasks)} task; this target's task is {task.cfg.name}"
-    if model is not None and getattr(module, "NEEDS_ATTENTION", False) and not has_attention(model):
+    probe = get(name)
+    if probe.TASKS is not None and task.cfg.name not in probe.TASKS:
+        return f"probe {name} reads models of the {' / '.join(probe.TASKS)} task; this target's task is {task.cfg.name}"
+    if model is not None and probe.NEEDS_ATTENTION and not has_attention(model):
         return f"probe {name} needs attention layers; this model has none"
     return None
 
@@ -136,4 +158,4 @@ def run_all(targets, names: list[str] | None = None, sets: dict[str, str] | None
     return results
 
 
-__all__ = ["PROBES", "run_all", "split_overrides", "ProbeError", "Result", "available", "applicable", "get", "register", "run"]
+__all__ = ["PROBES", "Probe", "from_module", "run_all", "split_overrides", "ProbeError", "Result", "available", "applicable", "get", "register", "run"]

@@ -379,3 +379,12 @@ def test_probes_never_crash_on_degenerate_weights(damage, tmp_path):
     assert results["representation_tsne"]["numbers"]["tsne"] is None
     assert results["representation_tsne"]["numbers"]["tsne_note"] in ("constant input: every point is the same", "non-finite values in the input")
     assert results["embedding_spectrum"]["numbers"]["tsne"] is None
+
+
+def test_every_probe_has_one_shape_built_in_or_registered(monkeypatch):
+    from mechinit.probes import Probe
+
+    monkeypatch.setattr(probes, "PROBES", dict(probes.PROBES))
+    probes.register("mine", lambda model, task, cfg, snapshots=None: None, probes.get("condensation").Config)
+    assert all(type(p) is Probe for p in probes.PROBES.values())
+    assert probes.get("cosine_maps").module == "mechinit.probes.cosine_maps" and probes.get("mine").hooks(None, None) == []

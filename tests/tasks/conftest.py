@@ -1,21 +1,22 @@
-"""Tests that read the real SCAN / COGS files in ../shared/data (or ``$MECHINIT_DATA``).
-
-Where that folder is absent (a user's clone) they are skipped with a reason; ``.ci/run`` sets
-``MECHINIT_REQUIRE_DATA=1``, which turns the skip into a failure, so CI always runs them."""
+"""The SCAN / COGS files the file-task tests read: the full copies in ../shared/data (or ``$MECHINIT_DATA``)
+where present, else the slices committed in tests/data (tests/data/SOURCE.md), so a fresh clone skips
+nothing. ``.ci/run`` sets ``MECHINIT_REQUIRE_DATA=1``: there the full copies must be present. ``FACTS``
+holds the numbers each copy must give (line counts, longest sequence, vocabulary)."""
 
 import os
 from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(os.environ.get("MECHINIT_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
+FULL = Path(os.environ.get("MECHINIT_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
+SLICES = Path(__file__).resolve().parents[1] / "data"
 REQUIRED = os.environ.get("MECHINIT_REQUIRE_DATA") == "1"
-
-needs_data = pytest.mark.skipif(not SHARED_DATA.is_dir() and not REQUIRED,
-                                reason=f"{SHARED_DATA} not found (the real SCAN/COGS files); set MECHINIT_DATA")
+DATA = FULL if FULL.is_dir() else SLICES
+FACTS = ({"scan_addprim": (21890, 1208), "scan_simple": (16728, 4182), "cogs": (24155, 3000, 177, 835)} if DATA == FULL else
+         {"scan_addprim": (3000, 200), "scan_simple": (2500, 300), "cogs": (1500, 300, 151, 668)})
 
 
 @pytest.fixture
 def shared_data() -> Path:
-    assert SHARED_DATA.is_dir(), f"MECHINIT_REQUIRE_DATA=1 but {SHARED_DATA} does not exist (set MECHINIT_DATA)"
-    return SHARED_DATA
+    assert not REQUIRED or FULL.is_dir(), f"MECHINIT_REQUIRE_DATA=1 but {FULL} does not exist (set MECHINIT_DATA)"
+    return DATA

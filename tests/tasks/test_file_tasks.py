@@ -1,4 +1,5 @@
-"""SCAN and COGS loaders on the real files, and the sequence-task machinery on them."""
+"""SCAN and COGS loaders on the real files (the full copies, or the committed slices of them), and the
+sequence-task machinery on them."""
 
 import pytest
 import torch
@@ -8,9 +9,7 @@ from mechinit.tasks import make_task
 from mechinit.tasks.sequence import IGNORE
 from mechinit.train import train
 from tests.conftest import build_cfg, stop_after_resume_point
-from tests.tasks.conftest import needs_data
-
-pytestmark = needs_data
+from tests.tasks.conftest import FACTS
 
 
 def scan_cfg(data, **sets):
@@ -20,7 +19,7 @@ def scan_cfg(data, **sets):
 
 def test_scan_addprim_split_reads_the_standard_files(shared_data):
     task = make_task(scan_cfg(shared_data))
-    assert len(task.all_train) == 21890 and len(task.eval_examples["test"]) == 1208
+    assert (len(task.all_train), len(task.eval_examples["test"])) == FACTS["scan_addprim"]
     assert task.all_train[0] == (("turn", "left"), ("I_TURN_LEFT",))
     # add-prim: "turn left" is in training only as the bare primitive; every test command uses it
     with_left = [i for i, _ in task.all_train if " ".join(i).count("turn left")]
@@ -31,7 +30,7 @@ def test_scan_addprim_split_reads_the_standard_files(shared_data):
 
 def test_scan_simple_split_and_bad_split(shared_data):
     task = make_task(scan_cfg(shared_data, **{"task.split": "simple"}))
-    assert (len(task.all_train), len(task.eval_examples["test"])) == (16728, 4182)
+    assert (len(task.all_train), len(task.eval_examples["test"])) == FACTS["scan_simple"]
     with pytest.raises(ConfigError, match="task.split = 'jump' is not a SCAN split"):
         make_task(scan_cfg(shared_data, **{"task.split": "jump"}))
 
@@ -39,11 +38,12 @@ def test_scan_simple_split_and_bad_split(shared_data):
 def test_cogs_reads_train_and_test_and_has_no_gen_without_the_file(shared_data):
     cfg = build_cfg(**{"task.name": "cogs", "task.data_dir": str(shared_data / "cogs"), "model.n_ctx": 256, "model.d_vocab": 840})
     task = make_task(cfg)
-    assert len(task.all_train) == 24155 and len(task.eval_examples["test"]) == 3000
+    n_train, n_test, longest, vocabulary = FACTS["cogs"]
+    assert (len(task.all_train), len(task.eval_examples["test"])) == (n_train, n_test)
     assert "gen" not in task.eval_examples  # the shared copy has no gen.tsv: no gen numbers at all
     sentence, form = task.all_train[0]
     assert sentence[:3] == ("A", "rose", "was") and form[:4] == ("rose", "(", "x", "_")
-    assert task.max_len == 177 and len(task.tokenizer) == 835
+    assert task.max_len == longest and len(task.tokenizer) == vocabulary
 
 
 def test_missing_files_name_the_file_and_the_folder(tmp_path, shared_data):
@@ -59,11 +59,11 @@ def test_missing_files_name_the_file_and_the_folder(tmp_path, shared_data):
 
 def test_targets_sit_on_output_positions_only(shared_data):
     task = make_task(scan_cfg(shared_data))
-    (inp, out), = [e for e in task.all_train if e[0] == ("jump", "twice")]
+    (inp, out), = [e for e in task.all_train if e[0] == ("walk", "twice")][:1]
     tokens, targets = task.encode([(inp, out)])
     t = task.tokenizer
-    assert tokens[0, :6].tolist() == t.encode(["jump", "twice", "<sep>", "I_JUMP", "I_JUMP", "<eos>"])
-    assert targets[0, :6].tolist() == [IGNORE, IGNORE, t.ids["I_JUMP"], t.ids["I_JUMP"], t.ids["<eos>"], IGNORE]
+    assert tokens[0, :6].tolist() == t.encode(["walk", "twice", "<sep>", "I_WALK", "I_WALK", "<eos>"])
+    assert targets[0, :6].tolist() == [IGNORE, IGNORE, t.ids["I_WALK"], t.ids["I_WALK"], t.ids["<eos>"], IGNORE]
     assert (targets[0, 6:] == IGNORE).all() and (tokens[0, 6:] == t.ids["<pad>"]).all()
 
 

@@ -10,6 +10,6 @@ for kernels in native avx2; do
   name=avx512; env=()
   if [ "$kernels" = avx2 ]; then name=avx2; env=(ATEN_CPU_CAPABILITY=avx2); fi
   env "${env[@]}" mechinit sweep --preset reasoning-memory --set task.memory_anchors=12 --set sweep.train.seed=0,1,2,3,4 \
-    --set sweep.init.gamma=0.3,0.5,0.8,1.0 --out "$out/c9-memory12-5seeds-$kernels" --jobs 1 --quiet
+    --set sweep.init.gamma=0.3,0.5,0.8,1.0 --out "$out/c9-memory12-5seeds-$kernels" --jobs 1 --ensemble off --quiet
   cp "$out/c9-memory12-5seeds-$kernels/sweep.json" "experiments/other-tasks/results/c9-memory12-5seeds-$name.json"
 done

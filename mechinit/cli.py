@@ -230,7 +230,22 @@ def _zoo(args) -> int:
     return 0
 
 
-NARROW_COLUMNS = ("id", "aliases", "gamma", "seed", "headline", "verdict")  # `zoo list` without --wide: <= 100 characters
+NARROW_COLUMNS = ("id", "aliases", "gamma", "seeds", "headline", "verdict")  # `zoo list` without --wide: <= 100 characters
+
+
+def _seeds(row) -> str:
+    """``init/data`` seeds of an index row (the replay's text when there is one); entries published before the
+    two seeds existed have ``seed`` only."""
+    import pandas as pd
+
+    def known(key):
+        return key in row and not pd.isna(row[key])
+
+    if known("replay"):
+        return str(row["replay"])
+    if known("init_seed") and known("data_seed"):
+        return f"{int(row['init_seed'])}/{int(row['data_seed'])}"
+    return f"{int(row['seed'])}/{int(row['seed'])}" if known("seed") else "null"
 
 
 def _zoo_table(table, wide: bool) -> str:
@@ -238,6 +253,7 @@ def _zoo_table(table, wide: bool) -> str:
     the narrow set, numbers to 3 significant digits and aliases cut to fit 100 characters."""
     table = table.drop(columns=["zoo_dir"], errors="ignore").dropna(axis=1, how="all")
     if not wide:
+        table = table.assign(seeds=[_seeds(row) for _, row in table.iterrows()])
         table = table[[c for c in NARROW_COLUMNS if c in table.columns]].copy()
         if "aliases" in table:
             table["aliases"] = table["aliases"].map(lambda a: a if len(a) <= 18 else a[:17] + "…")

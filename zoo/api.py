@@ -14,7 +14,8 @@ from mechinit import files as runs  # file names and JSON only: listing and veri
 if TYPE_CHECKING:
     from transformer_lens import HookedTransformer
 
-SUMMARY_COLUMNS = ("task", "arch", "norm", "n_layers", "d_model", "n_heads", "gamma", "seed", "lr", "weight_decay", "steps",
+SUMMARY_COLUMNS = ("task", "arch", "norm", "n_layers", "d_model", "n_heads", "gamma", "seed", "init_seed", "data_seed", "replay", "lr",
+                   "weight_decay", "steps",
                    "headline", "verdict")  # every entry's columns; a task's own columns follow (its vocabulary's index_row)
 
 

@@ -32,6 +32,7 @@ def summary(run_dir: Path) -> dict:
     generic = {
         "task": cfg.task.name, "arch": cfg.model.arch, "norm": cfg.model.norm, "n_layers": cfg.model.n_layers,
         "d_model": cfg.model.d_model, "n_heads": cfg.model.n_heads, "gamma": cfg.init.gamma, "seed": cfg.train.seed,
+        "init_seed": cfg.train.weights_seed, "data_seed": cfg.train.order_seed, "replay": cfg.train.replay,
         "lr": cfg.train.lr, "weight_decay": cfg.train.weight_decay, "steps": last.get("step"),
         "headline": last.get("headline"), "verdict": last.get("verdict"),
     }

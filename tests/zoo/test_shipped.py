@@ -91,3 +91,13 @@ def test_shipped_ids_still_equal_the_run_id_of_their_config(entry):
     from mechinit.runs import load_run_config
 
     assert run_id(load_run_config(SHIPPED / entry)) == entry
+
+
+def test_zoo_list_and_the_cards_name_both_seeds_and_the_replay(capsys):
+    from mechinit.cli import main
+
+    assert main(["zoo", "list"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
+    assert "authors:1" in rows[INDEX["aliases"]["small-init"]] and " 1/1 " in rows[INDEX["aliases"]["cpu-small-init-s1"]]
+    card = (SHIPPED / INDEX["aliases"]["small-init"] / "README.md").read_text()
+    assert "initial weights from seed 1, data and batch order from seed 1; replay `authors:1`" in card

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mechinit.errors import RunFolderError
+from mechinit.files import read_metrics
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "not run")
 PAIR = ("small-init", "large-init")
@@ -64,7 +65,7 @@ def c1(s: Sources) -> dict:
     small, large = (s.pair[a]["eval"] for a in PAIR)
     ours = []
     for name in ("g0.8", "g0.8-s1", "g0.8-s2"):
-        rows = [json.loads(line) for line in (s.root / PAPER_WIDTH / name / "metrics.jsonl").read_text().splitlines() if line.strip()]
+        rows = read_metrics(s.root / PAPER_WIDTH / name)
         last = rows[-1]
         ours.append({"run": f"{PAPER_WIDTH}/{name}", "step": last["step"], "finished": last["step"] >= 8880,
                      "label": last["pairs"]["4,3"]["label"], "inferential": last["pairs"]["4,3"]["inferential"]})

@@ -263,7 +263,7 @@ def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, st
             else "continue with the same replay command and --resume")
     rows = run_loop(stepper, plan, cfg.train.batch_size, Start(step, elapsed, [loss_sum], n_loss), rows, quiet=quiet, stop=stop,
                     resume_every=cfg.train.resume_every, resume_hint=hint, stop_at=stop_at)
-    if stop_at is None or stop_at >= plan.total_steps:
+    if stop_at is None:  # check_stop_at keeps a given stop before the plan's end
         finish_run(out, model, cfg, rows[0])
     return rows[0]
 

@@ -30,8 +30,8 @@ import json, sys, tempfile, time, warnings
 from pathlib import Path
 warnings.filterwarnings("ignore")
 from mechinit.presets import preset
-from mechinit.train import train
-from mechinit.ensemble import train_ensemble
+from mechinit.training.trainer import train
+from mechinit.training.ensemble import train_ensemble
 kind, name, steps, k, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 sets = {"train.steps": str(steps), "train.threads": str(threads), "train.n_snapshots": "4", "train.device": "cpu"}
 with tempfile.TemporaryDirectory() as tmp:

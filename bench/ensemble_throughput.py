@@ -1,8 +1,8 @@
 """Ensemble training (K models stacked in one process) against the same K runs one after another.
 
 Both sides produce the same K normal run folders (metrics, final evaluation, weights, model card):
-the ensemble side with :func:`mechinit.ensemble.train_ensemble`, the sequential side with
-:func:`mechinit.train.train`, each run ``--steps`` AdamW steps with per-model clipping and no
+the ensemble side with :func:`mechinit.training.ensemble.train_ensemble`, the sequential side with
+:func:`mechinit.training.trainer.train`, each run ``--steps`` AdamW steps with per-model clipping and no
 intermediate snapshots. The members differ in seed, γ, learning rate and weight decay. Reported:
 training samples/s summed over the K models, and the ratio ensemble / sequential (> 1: the ensemble
 is faster), measured side by side in one process.
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import torch
 
-from mechinit.ensemble import train_ensemble
 from mechinit.presets import preset
-from mechinit.train import train
+from mechinit.training.ensemble import train_ensemble
+from mechinit.training.trainer import train
 
 
 def timed(fn) -> float:

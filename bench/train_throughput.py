@@ -6,7 +6,7 @@ FLOP utilisation against an sgemm rate measured in the same run.
 
 * ``plain``    — a textbook post-LN transformer written here (nn.Linear, SDPA, nn.LayerNorm).
 * ``mechinit`` — mechinit's training path: the HookedTransformer's own parameters through
-  ``mechinit.fastpath.last_logits`` (what ``mechinit train`` runs).
+  ``mechinit.model.fastpath.last_logits`` (what ``mechinit train`` runs).
 * ``tl``       — the same HookedTransformer called as ``model(tokens)[:, -1]`` (hooks and all).
 
 End to end (``--e2e``, on by default): a whole ``mechinit train`` run — data, evaluations with the
@@ -27,8 +27,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mechinit.fastpath import last_logits
-from mechinit.model import new_model
+from mechinit.model.build import new_model
+from mechinit.model.fastpath import last_logits
 from mechinit.presets import preset
 
 
@@ -99,7 +99,7 @@ def end_to_end(preset_name: str, threads: int, batch: int = 512, n_train: int = 
     import tempfile
     from pathlib import Path
 
-    from mechinit.train import train
+    from mechinit.training.trainer import train
 
     def run(epochs: int, folder: Path) -> float:
         cfg = preset(preset_name).with_overrides({"train.batch_size": batch, "task.n_train": n_train, "train.epochs": epochs,

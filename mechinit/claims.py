@@ -244,7 +244,7 @@ def _lines(title: str, curves: dict) -> dict:
 def pair_sources(root: Path, out: Path, zoo_dir=None, progress: bool = True) -> Sources:
     """Evaluate and probe the zoo's pair (cached in ``out/cache.json`` by weight sha256)."""
     from mechinit import probes, zoo
-    from mechinit.fastpath import last_logits
+    from mechinit.model.fastpath import last_logits
 
     cache_path = out / "cache.json"
     cache = json.loads(cache_path.read_text()) if cache_path.is_file() else {}

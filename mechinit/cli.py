@@ -120,9 +120,9 @@ def _train(args) -> int:
     _check_folder(args.zoo, "--zoo")  # before hours of training, not after
     if args.publish and args.stop_at is not None:
         raise ConfigError("--publish needs a finished run, and --stop-at stops it before its end; publish after the --resume that finishes it")
-    from mechinit.ids import run_id
     from mechinit.resolve import resolve_config
-    from mechinit.train import train
+    from mechinit.runs.ids import run_id
+    from mechinit.training.trainer import train
 
     if args.resume is not None:
         if args.preset or args.config or args.sets or args.device or args.out or args.replay:
@@ -146,7 +146,7 @@ def _train(args) -> int:
         from mechinit import zoo
 
         print(f"published: {zoo.publish(out, zoo_dir=args.zoo)}")
-    from mechinit.runs import load_run_config
+    from mechinit.runs.folder import load_run_config
 
     print("\n".join(_summary(row, load_run_config(out).task.name)))
     return 0
@@ -298,8 +298,8 @@ def _short(value) -> str:
 def _sweep(args) -> int:
     from mechinit import zoo
     from mechinit.resolve import parse_sets, resolve_config
-    from mechinit.sweep import reduce_sweep, run_sweep, spec_from_sets
-    from mechinit.sweep_report import write_report
+    from mechinit.sweeps.grid import reduce_sweep, run_sweep, spec_from_sets
+    from mechinit.sweeps.report import write_report
     from mechinit.tasks import vocabulary_of
 
     _check_folder(args.out, "--out")

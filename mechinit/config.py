@@ -38,8 +38,8 @@ class ModelConfig(_Section):
     act_fn: str = "relu"
     bias: bool = False
     ln_eps: float = 1e-5
-    arch: str = "transformer"  # or "emb-mlp": token embeddings -> one MLP, no attention (mechinit.emb_mlp)
-    unembed_bias: bool = False  # train unembed.b_U even when bias = False (the authors' code; see mechinit.init)
+    arch: str = "transformer"  # or "emb-mlp": token embeddings -> one MLP, no attention (mechinit.model.emb_mlp)
+    unembed_bias: bool = False  # train unembed.b_U even when bias = False (the authors' code; see mechinit.model.init)
 
     def __post_init__(self):
         self.check_finite()
@@ -54,7 +54,7 @@ class ModelConfig(_Section):
 class InitConfig(_Section):
     """γ-scaled init: every weight ~ N(0, d_in^-2γ) (``distribution`` "normal"), or uniform in
     ±(6/d_in)^γ ("uniform-6"). ``embed_fan_in``: the d_in of W_E and W_pos — d_model, d_vocab, or
-    "rows" (each table's row count: d_vocab for W_E, n_ctx for W_pos). See :mod:`mechinit.init`."""
+    "rows" (each table's row count: d_vocab for W_E, n_ctx for W_pos). See :mod:`mechinit.model.init`."""
 
     SECTION = "init"
     LATER = ("distribution",)
@@ -186,7 +186,7 @@ class TrainConfig(_Section):
     resume_every: int | None = None  # steps between resume states (None: at each evaluation); results do not depend on it
     init_seed: int | None = None  # the initial weights' seed (None: train.seed)
     data_seed: int | None = None  # the training data's and batch order's seed (None: train.seed)
-    replay: str | None = None  # "authors:SEED[:init|:data]": re-draw the authors' run (mechinit.replay)
+    replay: str | None = None  # "authors:SEED[:init|:data]": re-draw the authors' run (mechinit.training.replay)
     weight_decay_window: tuple[float, ...] = (0.0, 1.0)  # weight decay acts only in [start, end) of the planned steps
 
     LATER = ("tf32", "init_seed", "data_seed", "replay", "weight_decay_window")

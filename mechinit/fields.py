@@ -18,7 +18,7 @@ def _choice(section: str, name: str, value: Any, allowed: tuple) -> None:
         raise ConfigError(f"{section}.{name} = {value!r} is not allowed; choose one of {list(allowed)}")
 
 
-SEED_LIMIT = 2**32  # seeds are mixed into generator seeds by multiplication (mechinit.train): keep them far from 2^64
+SEED_LIMIT = 2**32  # seeds are mixed into generator seeds by multiplication (mechinit.training.trainer): keep them far from 2^64
 
 
 def _seed(section: str, name: str, value: int) -> None:

@@ -79,7 +79,7 @@ def predict(seen: float, inferential: float, symmetric: float, fraction: float) 
 
 def planned_steps(cfg) -> int:
     """The run's planned optimizer steps (its schedule's end), whatever step it was stopped at."""
-    from mechinit.schedule import make_plan
+    from mechinit.training.schedule import make_plan
 
     return make_plan(cfg.train, cfg.task.n_train).total_steps
 
@@ -99,7 +99,7 @@ def _folder(run: str | Path) -> Path:
 
 def fate(run: str | Path, at: int | None = None) -> Fate:
     """Predict ``run``'s final (4,3) verdict from its evaluations at or before step ``at`` (default: its last)."""
-    from mechinit.runs import load_run_config
+    from mechinit.runs.folder import load_run_config
 
     folder = _folder(run)
     if at is not None and (isinstance(at, bool) or not isinstance(at, int) or at < 0):

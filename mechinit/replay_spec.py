@@ -1,5 +1,5 @@
 """The text of ``train.replay`` — ``SOURCE:SEED[:PART]`` — parsed and checked (no torch: the config
-validates it; :mod:`mechinit.replay` draws what it names)."""
+validates it; :mod:`mechinit.training.replay` draws what it names)."""
 
 from __future__ import annotations
 

@@ -35,3 +35,10 @@ class NoOptions(TaskOptions):
 
 def _options_class(task_class: type) -> type:
     return getattr(task_class, "Options", NoOptions)
+
+
+# What a task class is built from, named for annotations: the run config's sections
+# (mechinit.config.TaskConfig and ModelConfig). Tasks never import the run config: the config asks the
+# task registry for a task's options, and an import back would close a loop.
+TaskSection = Any
+ModelSection = Any

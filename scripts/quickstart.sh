@@ -11,7 +11,7 @@ step "2/4 the paper's pair from the zoo (d_model 400; (4,3) scored afresh on 2,0
 import warnings
 warnings.filterwarnings("ignore", message=".*HookedTransformer.*")
 from mechinit import zoo
-from mechinit.fastpath import last_logits
+from mechinit.model.fastpath import last_logits
 from mechinit.tasks.anchor_vocabulary import verdict_line
 for alias in ("small-init", "large-init"):
     print(f"  loading and scoring {alias} (about 10 s) ...", flush=True)
@@ -35,8 +35,8 @@ fi
 import sys, warnings
 warnings.filterwarnings("ignore", message=".*HookedTransformer.*")
 from mechinit import probes
-from mechinit.runs import read_metrics
-from mechinit.targets import load_target
+from mechinit.runs.folder import read_metrics
+from mechinit.runs.targets import load_target
 from mechinit.tasks.anchor_vocabulary import verdict_line
 target = load_target(sys.argv[1])
 groups = probes.run("condensation", target.model, target.task).headline["n_groups_90"]

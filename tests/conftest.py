@@ -30,7 +30,7 @@ def cfg_factory():
 def stop_after_resume_point(monkeypatch, run, at: int | None = None) -> None:
     """Call ``run()`` (a training call) and end it right after its resume point at step ``at`` (the
     first one when ``None``) is saved, as a kill there would: ``KeyboardInterrupt``, expected here."""
-    import mechinit.resume as resume_module
+    import mechinit.training.resume as resume_module
 
     original = resume_module.save
 

@@ -75,8 +75,8 @@ def load(name: str, step: int | None = None, device: str = "cpu", zoo_dir: str |
 
 
 def load_target(name: str, device: str = "cpu", zoo_dir: str | Path | None = None):
-    """A probe :class:`~mechinit.targets.Target` for a zoo id (its snapshots included)."""
-    from mechinit.targets import target_from_folder
+    """A probe :class:`~mechinit.runs.targets.Target` for a zoo id (its snapshots included)."""
+    from mechinit.runs.targets import target_from_folder
 
     ref = resolve(name, None, zoo_dir)
     verify_files(ref.path, ref.record["files"])
@@ -89,7 +89,7 @@ def load_target(name: str, device: str = "cpu", zoo_dir: str | Path | None = Non
 
 def target(name_or_path: str, zoo_dir: str | Path | None = None, device: str = "cpu"):
     """A probe target from a run folder or checkpoint path if one exists there, else from the zoo."""
-    from mechinit.targets import load_target as load_path_target
+    from mechinit.runs.targets import load_target as load_path_target
 
     if Path(name_or_path).exists():
         return load_path_target(name_or_path, device)

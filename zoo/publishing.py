@@ -14,8 +14,8 @@ from pathlib import Path
 
 from mechinit.zoo.store import ZooError, check_name, file_table, locked, read_index, user_zoo, write_index, zoo_dirs
 
-from mechinit import runs
-from mechinit.ids import run_id
+from mechinit.runs import folder as runs
+from mechinit.runs.ids import run_id
 
 SNAPSHOT_DTYPES = ("float32", "float16")
 DTYPES = SNAPSHOT_DTYPES  # of the final weights too
@@ -88,7 +88,7 @@ def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, snapshots: bool,
 def _check_loadable(run_dir: Path) -> None:
     """Build the run's model and load its final weights before anything is written: an entry that
     cannot be loaded is never published."""
-    from mechinit.model import build_model
+    from mechinit.model.build import build_model
 
     try:
         model = build_model(runs.load_run_config(run_dir).model)

@@ -22,9 +22,9 @@ from collections import Counter
 from pathlib import Path
 
 from mechinit import files
-from mechinit.ids import run_id
 from mechinit.readout import PAIR, planned_steps, predict
-from mechinit.runs import load_run_config
+from mechinit.runs.folder import load_run_config
+from mechinit.runs.ids import run_id
 
 ROOT = Path(__file__).resolve().parents[2]
 FRACTIONS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)

@@ -3,7 +3,7 @@
 usage: python experiments/paper-pair/publish_reference.py SOURCE_DIR
 SOURCE_DIR holds the finished run folders g0.8-authors-seed, g0.5 and g0.8 (each with config.json,
 metrics.jsonl and fp32 model.safetensors). The d_model-128 pair's aliases move to cpu-* first; ids
-never change. The authors'-seed run was trained by the replay script that `mechinit.replay` now holds
+never change. The authors'-seed run was trained by the replay script that `mechinit.training.replay` now holds
 (the draws are bit-identical: tests/mechinit/test_replay_authors.py); its config gains
 `train.replay = "authors:1"`, which is what it is, so its id is the one `--replay authors:1` mints.
 """
@@ -19,7 +19,7 @@ from mechinit.zoo.publishing import publish
 from mechinit.zoo.store import SHIPPED, locked, read_index, write_index
 
 from mechinit import runs
-from mechinit.card import write_card
+from mechinit.runs.card import write_card
 
 RENAMED = {"small-init": "cpu-small-init", "large-init": "cpu-large-init",
            **{f"{n}-s{s}": f"cpu-{n}-s{s}" for n in ("small-init", "large-init") for s in range(3)}}
@@ -29,7 +29,7 @@ ENTRIES = {
     "g0.8-authors-seed": (("small-init",), "authors:1", (
         "The paper's small-initialisation model at its own width (d_model 400, γ 0.8, the authors' teaching-code recipe, "
         "`--preset paper-code`): a replay of the authors' seed 1 — their initial weights, data and batch order, re-drawn "
-        "by `mechinit.replay` — trained by mechinit for 8,880 steps, as far as the authors' log goes. On (4,3) it is "
+        "by `mechinit.training.replay` — trained by mechinit for 8,880 steps, as far as the authors' log goes. On (4,3) it is "
         "inferential (0.9585 on test-split keys, 0.958 on train-split keys; the authors' log: 0.964). Of mechinit's own "
         "γ 0.8 seeds at this width, seed 0 ends `other` (zoo `paper-g0.8-s0`), and seeds 1 and 2 took a fast path and "
         "were stopped unfinished (docs/research.md).")),
@@ -59,7 +59,7 @@ def main(source: Path) -> None:
             if replay is not None:
                 data["train"]["replay"] = replay
                 data["provenance"]["replayed"] = (f"{replay}: initial weights, data and batch order from the authors' seed 1 "
-                                                  "(trained by the replay script that mechinit.replay now holds)")
+                                                  "(trained by the replay script that mechinit.training.replay now holds)")
             runs.write_json(run / runs.CONFIG, data)
             cfg = runs.load_run_config(run)
             write_card(run, cfg, runs.read_metrics(run)[-1])

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The files that carry the paper-protocol sweep to the next checkout (its run folders are git-ignored):
 # every run's config.json, metrics.jsonl and README.md (a finished run counts as done from its metrics
-# alone: mechinit.sweep.finished), and the resume point of a run that is not finished (d_model 128:
+# alone: mechinit.sweeps.grid.finished), and the resume point of a run that is not finished (d_model 128:
 # a few MB). Weights and snapshots stay behind (about 100 MB for the 54 runs).
 # usage, after pausing the sweep (pkill -TERM -f "mechinit sweep"):
 #   git add -f $(bash experiments/phase-diagram/carry.sh)

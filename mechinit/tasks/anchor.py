@@ -23,17 +23,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import torch
 from jaxtyping import Int
 
 from mechinit.errors import ConfigError
 from mechinit.fields import _choice
-from mechinit.task_options import TaskOptions
-
-if TYPE_CHECKING:  # annotations only: task modules never import the run config
-    from mechinit.config import ModelConfig, TaskConfig
+from mechinit.task_options import ModelSection, TaskOptions, TaskSection
 from mechinit.tasks.anchor_vocabulary import ANCHOR
 
 ANCHORS = (1, 2, 3, 4)
@@ -110,7 +107,7 @@ class AnchorTask:
     name = "anchor"
     target_positions = "last"
 
-    def __init__(self, cfg: TaskConfig, model_cfg: ModelConfig):
+    def __init__(self, cfg: TaskSection, model_cfg: ModelSection):
         self.cfg, self.options = cfg, cfg.options
         self.n_ctx = model_cfg.n_ctx
         if self.n_ctx < 3:

@@ -7,14 +7,10 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from mechinit.errors import ConfigError
-from mechinit.task_options import TaskOptions
-
-if TYPE_CHECKING:  # annotations only: task modules never import the run config
-    from mechinit.config import TaskConfig
 from mechinit.files import DATA, read_json
+from mechinit.task_options import TaskOptions, TaskSection
 
 
 @dataclass(frozen=True)
@@ -25,7 +21,7 @@ class DataDirOptions(TaskOptions):
     data_dir: str | None = None
 
 
-def data_file(cfg: TaskConfig, name: str, required: bool = True) -> Path | None:
+def data_file(cfg: TaskSection, name: str, required: bool = True) -> Path | None:
     """``task.data_dir / name``; a missing required file is a :class:`ConfigError` naming the file
     and the folder it was looked for in (``None`` for a missing optional file)."""
     folder = cfg.options.data_dir

@@ -20,15 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import torch
 
 from mechinit.errors import ConfigError
-from mechinit.task_options import TaskOptions
-
-if TYPE_CHECKING:  # annotations only: task modules never import the run config
-    from mechinit.config import ModelConfig, TaskConfig
+from mechinit.task_options import ModelSection, TaskOptions, TaskSection
 from mechinit.tasks.vocabulary import HEADLINE, Metric, Vocabulary
 
 ITEM_MIN, ITEM_MAX = 20, 99
@@ -74,7 +71,7 @@ class ReasoningMemoryTask:
     metrics = ReasoningMemoryVocabulary()
     target_positions = "last"
 
-    def __init__(self, cfg: TaskConfig, model_cfg: ModelConfig):
+    def __init__(self, cfg: TaskSection, model_cfg: ModelSection):
         self.cfg, self.n_ctx = cfg, model_cfg.n_ctx
         R, M = cfg.options.reasoning_anchors, cfg.options.memory_anchors
         if R > len(SHIFTS):

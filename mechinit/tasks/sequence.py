@@ -17,14 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import torch
 
 from mechinit.errors import ConfigError
-
-if TYPE_CHECKING:  # annotations only: task modules never import the run config
-    from mechinit.config import ModelConfig, TaskConfig
+from mechinit.task_options import ModelSection, TaskSection
 
 PAD, SEP, EOS, UNK = "<pad>", "<sep>", "<eos>", "<unk>"
 SPECIALS = (PAD, SEP, EOS, UNK)
@@ -67,12 +65,12 @@ class Tokenizer:
 class SequenceTask:
     """Base of the sequence tasks; subclasses define ``load`` and may override ``headline_set``."""
 
-    target_positions = "all"  # the loss reads every output position (see mechinit.train)
+    target_positions = "all"  # the loss reads every output position (see mechinit.training.trainer)
     headline_set = "test"  # the eval set named in progress bars and the model card
     fixed_words: tuple[str, ...] = ()
     files: tuple[Path, ...] = ()  # the data files load() read (recorded in data.json by name, size and sha256)
 
-    def __init__(self, cfg: TaskConfig, model_cfg: ModelConfig):
+    def __init__(self, cfg: TaskSection, model_cfg: ModelSection):
         self.cfg, self.model_cfg = cfg, model_cfg
         if model_cfg.arch != "transformer":
             raise ConfigError(f"task {cfg.name} is a sequence task and needs model.arch = 'transformer' (it is {model_cfg.arch!r})")

@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_the_gpu_check_rehearsal_writes_its_table_into_a_new_out_folder(tmp_path):
     out = tmp_path / "not" / "yet"
     env = {**os.environ, "GPU_CHECK_TINY": "1", "OUT": str(out), "PYTHON": sys.executable}

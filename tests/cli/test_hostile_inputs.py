@@ -10,10 +10,10 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from mechinit.budget import check_fits, estimate, parameter_count
 from mechinit.cli import main
 from mechinit.config import ConfigError
 from mechinit.presets import PRESETS, preset
+from mechinit.training.budget import check_fits, estimate, parameter_count
 
 ROOT = Path(__file__).resolve().parents[2]
 HUGE = [(["--set", size], "this run needs about") for size in (  # far beyond any machine this runs on (each >= 1 TB)
@@ -48,7 +48,7 @@ def test_sweeps_check_every_grid_point_against_the_budget(tmp_path, capsys):
 
 
 def test_the_estimate_counts_parameters_exactly_for_biased_models_and_bounds_the_rest():
-    from mechinit.model import build_model
+    from mechinit.model.build import build_model
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

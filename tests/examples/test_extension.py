@@ -24,6 +24,7 @@ def run_mechinit(args, env_path: Path | None = None, script: list[str] | None = 
     return subprocess.run([sys.executable, *(script or ["-m", "mechinit"]), *args], capture_output=True, text=True, env=env, cwd=ROOT)
 
 
+@pytest.mark.slow
 def test_the_worked_example_registers_trains_and_probes(tmp_path):
     done = run_mechinit([str(tmp_path)], script=[str(EXAMPLES / "extension_demo.py")])
     assert done.returncode == 0, done.stderr[-2000:]
@@ -60,6 +61,7 @@ def fake_plugin_package(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_a_plugin_package_adds_a_task_and_a_probe_through_entry_points(tmp_path):
     site = fake_plugin_package(tmp_path / "site")
     run = tmp_path / "run"

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import nbformat
+import pytest
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "quickstart.ipynb"
 
@@ -13,6 +14,7 @@ def test_notebook_is_committed_without_outputs():
     assert code and all(not c.outputs and c.execution_count is None for c in code)
 
 
+@pytest.mark.slow
 def test_notebook_executes_and_shows_every_probe(tmp_path, monkeypatch):
     from nbclient import NotebookClient
 

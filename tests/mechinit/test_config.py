@@ -98,7 +98,7 @@ def test_paper_preset_follows_appendix_a():
 
 
 def test_paper_code_preset_is_the_authors_code():
-    from mechinit.schedule import lr_at, make_plan
+    from mechinit.training.schedule import lr_at, make_plan
 
     cfg = preset("paper-code")
     assert cfg.model.unembed_bias and not cfg.model.bias and cfg.task.options.split_modulus == 9 and cfg.task.n_train == 759_375
@@ -113,7 +113,7 @@ def test_paper_code_preset_is_the_authors_code():
 
 
 def test_later_fields_enter_the_id_only_when_set():
-    from mechinit.ids import run_id
+    from mechinit.runs.ids import run_id
     from tests.conftest import build_cfg
 
     base = build_cfg()

@@ -4,8 +4,8 @@ from safetensors.torch import load_file
 
 from mechinit import runs
 from mechinit.config import ConfigError
-from mechinit.ensemble import ensemble_key, train_ensemble
-from mechinit.train import train
+from mechinit.training.ensemble import ensemble_key, train_ensemble
+from mechinit.training.trainer import train
 from tests.conftest import build_cfg
 
 

@@ -7,7 +7,7 @@ import pytest
 from mechinit import fate
 from mechinit.cli import main
 from mechinit.readout import predict
-from mechinit.train import train
+from mechinit.training.trainer import train
 from tests.conftest import build_cfg
 
 

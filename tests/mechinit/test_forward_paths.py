@@ -9,10 +9,9 @@ import torch
 from transformer_lens import HookedTransformer, HookedTransformerConfig
 
 from mechinit.config import InitConfig, ModelConfig
-from mechinit.fastpath import FastPathUnsupported, all_logits, fast_path_refusal, last_logits
-from mechinit.model import new_model
-from mechinit.stacked import stacked_logits
-from mechinit.train import model_logits
+from mechinit.model.build import new_model
+from mechinit.model.fastpath import FastPathUnsupported, all_logits, fast_path_refusal, last_logits, model_logits
+from mechinit.model.stacked import stacked_logits
 
 VARIANTS = list(itertools.product(("pre", "post"), ("relu", "gelu"), (True, False), (1, 4)))
 # float32 sums of a few hundred terms: relative errors near 1e-6; 1e-4 leaves room for any kernel set

@@ -9,7 +9,7 @@ import torch
 import transformer_lens.patching as patching
 
 from mechinit.config import InitConfig, ModelConfig
-from mechinit.model import new_model
+from mechinit.model.build import new_model
 
 SWITCHES = ("set_use_split_qkv_input", "set_use_attn_in", "set_use_hook_mlp_in", "set_use_attn_result")
 # hooks that fire only under a switch (TL's own block behaves the same)

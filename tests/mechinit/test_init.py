@@ -2,8 +2,8 @@ import pytest
 import torch
 
 from mechinit.config import InitConfig, ModelConfig
-from mechinit.init import init_rule
-from mechinit.model import build_model, new_model
+from mechinit.model.build import build_model, new_model
+from mechinit.model.init import init_rule
 
 
 def _tolerance(numel: int) -> float:
@@ -66,7 +66,7 @@ def test_no_parameter_left_uninitialised():
     with torch.no_grad():
         for p in model.parameters():
             p.fill_(float("nan"))  # whatever init misses stays NaN
-    from mechinit.init import gamma_init_
+    from mechinit.model.init import gamma_init_
 
     table = gamma_init_(model, mc, InitConfig(gamma=0.8), torch.Generator().manual_seed(0))
     assert set(table) == {n for n, _ in model.named_parameters()}

@@ -3,7 +3,7 @@ import torch
 import torch.nn.functional as F
 
 from mechinit.config import InitConfig, ModelConfig
-from mechinit.model import PAPER_HOOKS, new_model, paper_hook
+from mechinit.model.build import PAPER_HOOKS, new_model, paper_hook
 
 SMALL = dict(n_layers=3, d_model=48, d_head=12, n_heads=2, d_mlp=96, d_vocab=130, n_ctx=9)
 

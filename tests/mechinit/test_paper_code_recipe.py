@@ -1,7 +1,7 @@
 """`paper-code` trains by the authors' recipe: a run of mechinit equals, step for step, a plain
 PyTorch re-statement of what the teaching code does (written here from its description in
 docs/paper-fidelity.md, not from its source), started from the same initial weights on the same batches. (It found that a run stopped inside its warm-up
-compressed the warm-up into its own length; fixed in mechinit.schedule.make_plan.)
+compressed the warm-up into its own length; fixed in mechinit.training.schedule.make_plan.)
 
 The recipe under test: post-LN blocks (eq. 6) with one head, no biases but a trained unembedding
 bias, cross-entropy at the last position, AdamW (torch defaults for betas and eps) with weight decay
@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from mechinit import runs
 from mechinit.presets import preset
 from mechinit.tasks import make_task
-from mechinit.train import DATA_SEED_OFFSET, epoch_permutation, train
+from mechinit.training.trainer import DATA_SEED_OFFSET, epoch_permutation, train
 
 STEPS = 6
 CFG = preset("paper-code").with_overrides({

@@ -7,8 +7,8 @@ from safetensors.torch import load_file
 
 from mechinit import runs
 from mechinit.config import ConfigError
-from mechinit.replay import Replay
-from mechinit.train import train
+from mechinit.training.replay import Replay
+from mechinit.training.trainer import train
 from tests.conftest import build_cfg, stop_after_resume_point
 
 VISITED: list[int] = []

@@ -6,11 +6,12 @@ committed replay's train loss."""
 import pytest
 import torch
 
-from mechinit import replay, runs
+from mechinit import runs
 from mechinit.cli import main
 from mechinit.config import ConfigError
-from mechinit.ids import run_id
 from mechinit.presets import preset
+from mechinit.runs.ids import run_id
+from mechinit.training import replay
 
 # the notebook's printed first rows (main.ipynb, cell "datasize: ... example: ...")
 PRINTED = {"44_xel": [48, 23, 85, 4, 4, 80, 57, 86, 50, 69], "11_xm0": [41, 42, 62, 48, 1, 1, 24, 42, 88, 58],
@@ -58,8 +59,8 @@ def test_step_0_fingerprints_of_the_weights_and_the_first_batch():
 
 
 def test_the_replayed_init_gives_their_step_0_accuracies(data):
-    from mechinit.model import new_model
-    from mechinit.train import load_initial_weights
+    from mechinit.model.build import new_model
+    from mechinit.training.trainer import load_initial_weights
 
     cfg = paper_code("train.replay=authors:1")
     model, _ = new_model(cfg.model, cfg.init, 0)
@@ -112,7 +113,7 @@ def test_a_replay_on_a_shape_it_cannot_draw_is_refused_before_anything_is_writte
 def test_370_replayed_steps_land_on_the_committed_train_loss(tmp_path):
     """The committed replay's loss at step 370 to ±0.02: on AVX-512 a rerun through train() matched it to
     3e-8; ±0.02 is the tolerance the AVX2 kernels hold too (float drift over 370 steps stays far below it)."""
-    from mechinit.train import train
+    from mechinit.training.trainer import train
 
     cfg = paper_code("train.replay=authors:1", "train.threads=2", "train.snapshot_steps=370")
     row = train(cfg, tmp_path / "run", quiet=True, stop_at=370)

@@ -3,7 +3,7 @@ import math
 import pytest
 
 from mechinit.config import ConfigError, TrainConfig
-from mechinit.schedule import log_spaced, lr_at, make_plan
+from mechinit.training.schedule import log_spaced, lr_at, make_plan
 
 
 def test_warmup_then_cosine_to_floor():

@@ -8,8 +8,8 @@ from safetensors.torch import load_file
 from mechinit import runs
 from mechinit.cli import main
 from mechinit.config import ConfigError
-from mechinit.ids import run_id
-from mechinit.train import SoloStepper, train
+from mechinit.runs.ids import run_id
+from mechinit.training.trainer import SoloStepper, train
 from tests.conftest import build_cfg
 
 
@@ -18,8 +18,8 @@ def weights(path) -> dict:
 
 
 def first_batch(cfg, tmp_path) -> torch.Tensor:
-    from mechinit.schedule import make_plan
     from mechinit.tasks import make_task
+    from mechinit.training.schedule import make_plan
 
     task = make_task(cfg)
     stepper = SoloStepper(cfg, tmp_path, "cpu", task, make_plan(cfg.train, task.n_train), torch.nn.Linear(1, 1),
@@ -90,7 +90,7 @@ def test_stop_at_writes_a_resume_point_and_the_resume_is_bit_identical(tmp_path,
     out = capsys.readouterr().out
     assert "stopped at step 21" in out and f"--resume {tmp_path / 'stopped'}" in out
     assert not (tmp_path / "stopped" / runs.WEIGHTS).exists()
-    from mechinit.resume import step_of
+    from mechinit.training.resume import step_of
 
     assert step_of(tmp_path / "stopped") == 21
     assert main(["train", "--resume", str(tmp_path / "stopped"), "--quiet"]) == 0

@@ -6,8 +6,8 @@ import pytest
 from mechinit import runs
 from mechinit.cli import main
 from mechinit.config import ConfigError
-from mechinit.ids import run_id
-from mechinit.sweep import SweepSpec, parse_grid, reduce_runs, run_sweep
+from mechinit.runs.ids import run_id
+from mechinit.sweeps.grid import SweepSpec, parse_grid, reduce_runs, run_sweep
 from tests.conftest import build_cfg
 
 BASE = build_cfg(**{"train.epochs": 1})
@@ -73,7 +73,7 @@ def test_epochs_to_loss_takes_the_best_lr_that_reached_the_target(tmp_path):
 
 
 def test_fig18_legend_names_the_cells_without_a_point():
-    from mechinit.sweep_report import speed_figures
+    from mechinit.sweeps.report import speed_figures
 
     def cell(layers, gamma, mean):
         return {"axes": {"model.n_layers": layers, "init.gamma": gamma}, "epochs_to_loss": {"mean": mean, "std": None if mean is None else 0.0}}
@@ -109,7 +109,7 @@ def test_sweep_trains_once_reports_failures_and_resumes(tmp_path, capsys):
 
 
 def test_phase_diagram_figures_shade_unfitted_cells(tmp_path):
-    from mechinit.sweep_report import figures
+    from mechinit.sweeps.report import figures
 
     spec = SweepSpec(BASE, {"init.gamma": (0.5, 0.8), "model.n_layers": (1, 2), "train.seed": (0,)})
     for cfg in spec.configs():
@@ -125,7 +125,7 @@ def test_phase_diagram_figures_shade_unfitted_cells(tmp_path):
 
 
 def test_a_cell_whose_runs_have_not_finished_is_named_not_shaded_as_unfitted(tmp_path):
-    from mechinit.sweep_report import figures
+    from mechinit.sweeps.report import figures
 
     spec = SweepSpec(BASE, {"init.gamma": (0.5, 0.8), "model.n_layers": (1, 2), "train.seed": (0,)})
     for cfg in spec.configs():
@@ -147,8 +147,8 @@ def test_sweep_publishes_every_run_to_its_zoo(tmp_path, capsys, monkeypatch):
 
 
 def test_speed_metrics_for_fig18_and_fig19(tmp_path):
-    from mechinit.sweep import run_record
-    from mechinit.sweep_report import speed_figures
+    from mechinit.sweeps.grid import run_record
+    from mechinit.sweeps.report import speed_figures
     from mechinit.tasks.anchor_vocabulary import ANCHOR
 
     spec = SweepSpec(BASE, {"model.n_layers": (1, 2), "train.seed": (0, 1)})
@@ -177,7 +177,7 @@ def test_speed_metrics_for_fig18_and_fig19(tmp_path):
 
 
 def test_units_group_runs_of_one_shape_into_ensembles(tmp_path):
-    from mechinit.sweep import plan_units
+    from mechinit.sweeps.grid import plan_units
 
     spec = SweepSpec(BASE, {"model.n_layers": (1, 2), "init.gamma": (0.5, 0.8, 1.0), "train.seed": (0, 1)})
     todo = [(c, tmp_path / run_id(c)) for c in spec.configs()]
@@ -207,7 +207,7 @@ def test_an_ensemble_sweep_writes_normal_runs_close_to_solo_ones(tmp_path):
 
 
 def test_report_of_a_non_anchor_sweep_draws_the_headline():
-    from mechinit.sweep_report import figures
+    from mechinit.sweeps.report import figures
 
     def cell(g, wd, headline):
         none = {"mean": None, "std": None, "n": 0}
@@ -235,7 +235,7 @@ def test_empty_or_repeated_sweep_axes_and_zero_jobs_are_refused(sets, message, t
 
 
 def test_the_report_draws_and_tables_the_maximum_over_training_and_says_how_cells_reduce(tmp_path):
-    from mechinit.sweep_report import figures, write_report
+    from mechinit.sweeps.report import figures, write_report
 
     spec = SweepSpec(BASE, {"init.gamma": (0.5, 0.8), "model.n_layers": (2,), "train.lr": (1e-3, 2e-3)}, best_over=("train.lr",), mean_over=())
     planted = {(0.5, 1e-3): (0.1, 0.8, 0.9), (0.5, 2e-3): (0.3, 0.2, 0.4), (0.8, 1e-3): (0.6, 0.1, 0.2), (0.8, 2e-3): (0.2, 0.0, 0.7)}
@@ -258,7 +258,7 @@ def test_the_report_draws_and_tables_the_maximum_over_training_and_says_how_cell
     assert by_gamma[0.8]["acc_inferential"]["mean"] == 0.6 and by_gamma[0.8]["acc_inferential_max_over_training"]["mean"] == 0.7
     html = write_report(tmp_path, summary).read_text()
     assert "each cell takes, per metric, the best run over [&#x27;train.lr&#x27;];" in html and "over []" not in html
-    from mechinit.sweep_report import reduction
+    from mechinit.sweeps.report import reduction
 
     assert reduction({"best_over": ["train.lr"], "mean_over": ["train.seed"]}) == (
         "each cell takes, per metric, the best run over ['train.lr'], then the mean ± std over ['train.seed']")
@@ -316,7 +316,7 @@ def test_reduce_only_tables_the_finished_runs_and_trains_nothing(tmp_path, capsy
     import shutil
 
     from mechinit.resolve import resolve_config
-    from mechinit.sweep import spec_from_sets
+    from mechinit.sweeps.grid import spec_from_sets
 
     out = tmp_path / "sw"
     args = ["sweep", "--preset", "tiny", "--set", "train.epochs=1", "--set", "sweep.init.gamma=0.5,0.8",

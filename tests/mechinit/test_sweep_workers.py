@@ -1,4 +1,4 @@
-"""How a sweep's runs are handed out and stopped (mechinit/sweep_workers.py): the submitit path, a
+"""How a sweep's runs are handed out and stopped (mechinit/sweeps/workers.py): the submitit path, a
 failed run's own log, and SIGTERM to a sweep with one or two workers stopping every run at a resume
 point that the next call of the same command continues."""
 
@@ -8,8 +8,8 @@ import pytest
 
 from mechinit import runs
 from mechinit.cli import main
-from mechinit.ids import run_id
-from mechinit.sweep import SweepSpec, run_sweep
+from mechinit.runs.ids import run_id
+from mechinit.sweeps.grid import SweepSpec, run_sweep
 from tests.conftest import build_cfg
 
 BASE = build_cfg(**{"train.epochs": 1})
@@ -31,7 +31,7 @@ def test_an_interrupted_sweep_run_continues_from_its_resume_point(tmp_path, monk
     import torch
     from safetensors.torch import load_file
 
-    import mechinit.resume as resume_module
+    import mechinit.training.resume as resume_module
 
     cfg = build_cfg(**{"train.epochs": 4, "train.threads": 1, "train.eval_every": 8})
     spec = SweepSpec(cfg, {"init.gamma": (0.8,)}, mean_over=())
@@ -51,7 +51,7 @@ def test_an_interrupted_sweep_run_continues_from_its_resume_point(tmp_path, monk
     second = run_sweep(spec, tmp_path / "sw", progress=False, ensemble="off")
     assert second["failed"] == {} and second["units"] == [[folder.name]]
     assert [r["step"] for r in runs.read_metrics(folder)][:6] == [0, 8, 16, 24, 32, 40]  # kept, not retrained
-    from mechinit.train import train
+    from mechinit.training.trainer import train
 
     train(spec.configs()[0], tmp_path / "alone", quiet=True)
     a, b = load_file(str(tmp_path / "alone" / "model.safetensors")), load_file(str(folder / "model.safetensors"))
@@ -74,7 +74,7 @@ def test_sigterm_stops_a_one_job_sweep_and_the_next_call_continues_it(tmp_path, 
     import os
     import signal
 
-    import mechinit.resume as resume_module
+    import mechinit.training.resume as resume_module
     from mechinit.cli import EXIT_INTERRUPTED
 
     original = resume_module.save
@@ -113,15 +113,16 @@ def test_sigterm_to_a_sweep_with_two_workers_stops_both_runs_at_a_resume_point(t
     import time
 
     out = tmp_path / "sw"
+    # tiny runs of 120 steps, one thread each, a resume point every 2 steps: the signal lands mid-run
     command = [sys.executable, "-m", "mechinit", "sweep", "--preset", "tiny", "--set", "sweep.train.seed=0,1,2",
-               "--set", "train.epochs=20", "--set", "train.resume_every=5", "--ensemble", "off", "--jobs", "2",
-               "--out", str(out), "--quiet"]
+               "--set", "task.n_train=512", "--set", "task.n_eval=32", "--set", "train.epochs=30", "--set", "train.threads=1",
+               "--set", "train.resume_every=2", "--ensemble", "off", "--jobs", "2", "--out", str(out), "--quiet"]
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     states = []
     while time.time() < deadline and proc.poll() is None:
         states = sorted(out.glob("runs/*/resume/state.json"))
-        if len(states) == 2 and all(json.loads(s.read_text())["step"] >= 10 for s in states):
+        if len(states) == 2 and all(json.loads(s.read_text())["step"] >= 4 for s in states):
             break
         time.sleep(0.05)
     assert proc.poll() is None and len(states) == 2, "both workers should be training"

@@ -11,7 +11,7 @@ from safetensors.torch import load_file
 
 from mechinit import runs
 from mechinit.config import ConfigError
-from mechinit.train import TrainingDiverged, train
+from mechinit.training.trainer import TrainingDiverged, train
 from tests.conftest import build_cfg, stop_after_resume_point
 
 
@@ -81,7 +81,7 @@ def test_nan_loss_stops_and_keeps_last_good_snapshot(tmp_path):
 
 
 def test_killed_run_resumes_to_bit_identical_weights(tmp_path):
-    cfg = build_cfg(**{"train.epochs": 60, "train.threads": 1, "train.eval_every": 8})
+    cfg = build_cfg(**{"train.epochs": 20, "train.threads": 1, "train.eval_every": 8})  # 320 steps
     reference = tmp_path / "reference"
     train(cfg, reference, quiet=True)
 
@@ -94,13 +94,13 @@ def test_killed_run_resumes_to_bit_identical_weights(tmp_path):
     state = killed / "resume" / "state.json"
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:
-        if state.is_file() and json.loads(state.read_text())["step"] >= 100:
+        if state.is_file() and json.loads(state.read_text())["step"] >= 40:
             break
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     killed_at = json.loads(state.read_text())["step"]
-    assert 100 <= killed_at < 960, "the run was not killed part-way"
+    assert 40 <= killed_at < 320, "the run was not killed part-way"
     assert not (killed / "model.safetensors").exists()
 
     train(None, killed, resume=True, quiet=True)
@@ -213,7 +213,7 @@ def test_tf32_is_set_for_cuda_runs_exactly_as_configured_and_restored_after():
     import torch
 
     from mechinit.config import ConfigError
-    from mechinit.guards import deterministic
+    from mechinit.training.guards import deterministic
 
     flags = lambda: (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)  # noqa: E731
     saved = flags()

@@ -6,7 +6,7 @@ from pathlib import Path
 import torch
 
 from mechinit import probes
-from mechinit.model import new_model
+from mechinit.model.build import new_model
 from mechinit.presets import preset
 from mechinit.tasks import make_task
 

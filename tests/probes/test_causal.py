@@ -125,7 +125,7 @@ def test_logit_lens_of_a_shifted_copy_matches_the_hand_computation():
 def test_logit_lens_final_component_is_the_models_own_output(norm):
     """Post-LN: the residual as it stands; pre-LN: through the final LayerNorm (apply_ln_to_stack)."""
     from mechinit.config import InitConfig
-    from mechinit.model import new_model
+    from mechinit.model.build import new_model
 
     model, _ = new_model(ModelConfig(d_model=32, d_head=16, n_heads=2, d_mlp=64, d_vocab=VOCAB, norm=norm), InitConfig(gamma=0.3), 0)
     tokens = torch.randint(20, 100, (5, N_CTX), generator=torch.Generator().manual_seed(2))

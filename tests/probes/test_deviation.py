@@ -5,7 +5,7 @@ import torch
 from mechinit.probes import deviation
 
 from mechinit import probes
-from mechinit.model import new_model
+from mechinit.model.build import new_model
 from mechinit.tasks import make_task
 from tests.conftest import build_cfg
 from tests.probes.test_key_position import planted_answers  # x−10 with the key at positions 0–2, x−6 at 3–6

@@ -7,7 +7,7 @@ import torch
 from mechinit.probes.base import ProbeError
 
 from mechinit import probes
-from mechinit.model import new_model
+from mechinit.model.build import new_model
 from mechinit.tasks import make_task
 from tests.conftest import build_cfg
 

@@ -4,7 +4,7 @@ import shutil
 import pytest
 
 from mechinit.cli import main
-from mechinit.train import train
+from mechinit.training.trainer import train
 from tests.conftest import build_cfg
 from tests.probes.golden import GOLDEN, golden_headlines
 

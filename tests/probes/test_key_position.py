@@ -5,8 +5,8 @@ import torch
 from mechinit.probes import key_position
 
 from mechinit import probes
-from mechinit.fastpath import last_logits
-from mechinit.model import new_model
+from mechinit.model.build import new_model
+from mechinit.model.fastpath import last_logits
 from mechinit.tasks import make_task
 from tests.conftest import build_cfg
 

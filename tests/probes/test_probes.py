@@ -9,7 +9,7 @@ from mechinit.probes.base import ProbeError
 
 from mechinit import probes
 from mechinit.config import InitConfig, ModelConfig
-from mechinit.model import new_model
+from mechinit.model.build import new_model
 from mechinit.tasks import make_task
 from mechinit.tasks.anchor import inferential_shift
 from tests.conftest import build_cfg
@@ -361,7 +361,7 @@ def test_probes_never_crash_on_degenerate_weights(damage, tmp_path):
 
     from safetensors.torch import load_file, save_file
 
-    from mechinit.train import train
+    from mechinit.training.trainer import train
     from tests.conftest import build_cfg
 
     run = tmp_path / "run"

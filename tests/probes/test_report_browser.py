@@ -12,8 +12,8 @@ import pytest
 from mechinit.probes.report import write_report
 
 from mechinit import probes, zoo
-from mechinit.sweep import SweepSpec, reduce_runs
-from mechinit.sweep_report import write_report as write_sweep_report
+from mechinit.sweeps.grid import SweepSpec, reduce_runs
+from mechinit.sweeps.report import write_report as write_sweep_report
 from tests.conftest import build_cfg
 
 pytestmark = pytest.mark.browser
@@ -95,7 +95,7 @@ def test_probe_report_shows_every_figure_whole(tmp_path):
 
 
 def test_sweep_report_shows_every_figure_whole(tmp_path):
-    from mechinit.ids import run_id
+    from mechinit.runs.ids import run_id
     from tests.mechinit.test_sweep import _fake_run
 
     spec = SweepSpec(build_cfg(**{"train.epochs": 1}), {"init.gamma": (0.5, 0.8), "model.n_layers": (1, 2), "train.seed": (0, 1)})

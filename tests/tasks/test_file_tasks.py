@@ -7,7 +7,7 @@ import torch
 from mechinit.config import ConfigError
 from mechinit.tasks import make_task
 from mechinit.tasks.sequence import IGNORE
-from mechinit.train import train
+from mechinit.training.trainer import train
 from tests.conftest import build_cfg, stop_after_resume_point
 from tests.tasks.conftest import FACTS
 
@@ -182,7 +182,7 @@ def test_data_json_records_the_files_and_probes_and_resume_refuse_changed_ones(t
     assert main(["probe", step0, "--out", str(tmp_path / "probe"), "--quiet"]) == 0
     (summary,) = runs.read_json(tmp_path / "probe" / "models.json").values()
     assert summary["task"] == "scan" and summary["step"] == 0 and summary["rows"] == {"headline": summary["headline"]}
-    from mechinit.targets import load_target
+    from mechinit.runs.targets import load_target
 
     target = load_target(step0)
     recorded, target.metrics = target.metrics, None  # a checkpoint without a metrics row is evaluated afresh

@@ -8,7 +8,7 @@ from mechinit.config import ConfigError
 from mechinit.tasks import make_task
 from mechinit.tasks.addition import held_out
 from mechinit.tasks.reasoning_memory import SHIFTS
-from mechinit.train import train
+from mechinit.training.trainer import train
 from tests.conftest import build_cfg
 
 
@@ -66,8 +66,8 @@ def test_reasoning_memory_validation():
 def test_emb_mlp_trains_on_reasoning_memory_with_hooks_and_gamma_init(tmp_path):
     cfg = rm_cfg(**{"model.arch": "emb-mlp", "init.gamma": 0.5, "task.n_train": 2048, "train.epochs": 2})
     row = train(cfg, tmp_path / "run", quiet=True)
-    from mechinit.runs import load_run_config
-    from mechinit.targets import load_target
+    from mechinit.runs.folder import load_run_config
+    from mechinit.runs.targets import load_target
 
     model = load_target(tmp_path / "run").model
     assert not hasattr(model, "blocks") and sorted(model.hook_dict) == ["hook_embed", "hook_resid", "mlp.hook_post", "mlp.hook_pre"]

@@ -5,7 +5,7 @@ import torch
 from mechinit.zoo.store import SHIPPED, read_index
 
 from mechinit import zoo
-from mechinit.fastpath import last_logits
+from mechinit.model.fastpath import last_logits
 
 INDEX = read_index(SHIPPED)
 SHIPPED_IDS = sorted(INDEX["entries"])
@@ -35,6 +35,7 @@ def test_shipped_fp32_entry_matches_a_fresh_evaluation_exactly(entry, monkeypatc
     assert fresh["pairs"]["4,3"]["label"] == summary["verdict_43"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", HALF)
 def test_shipped_fp16_weights_reproduce_the_fp32_accuracies_on_both_key_splits(entry, monkeypatch, tmp_path):
     monkeypatch.setenv("MECHINIT_ZOO", str(tmp_path / "empty-user-zoo"))
@@ -87,8 +88,8 @@ def test_cpu_seed0_entries_carry_float16_snapshots_for_the_eigenvalue_evolution(
 @pytest.mark.parametrize("entry", SHIPPED_IDS)
 def test_shipped_ids_still_equal_the_run_id_of_their_config(entry):
     """Config fields added later stay out of the id hash while at their defaults (config.LATER)."""
-    from mechinit.ids import run_id
-    from mechinit.runs import load_run_config
+    from mechinit.runs.folder import load_run_config
+    from mechinit.runs.ids import run_id
 
     assert run_id(load_run_config(SHIPPED / entry)) == entry
 

@@ -11,9 +11,9 @@ from safetensors.torch import load_file
 
 from mechinit import runs, zoo
 from mechinit.cli import main
-from mechinit.fastpath import last_logits
+from mechinit.model.fastpath import last_logits
 from mechinit.tasks import make_task
-from mechinit.train import train
+from mechinit.training.trainer import train
 from tests.conftest import build_cfg
 
 

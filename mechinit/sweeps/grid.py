@@ -5,7 +5,7 @@ reduction: ``best_over`` keys (e.g. ``train.lr``: a cell takes the best run over
 as the paper's Fig 2 does over 9 learning rates) and ``mean_over`` keys (e.g. ``train.seed``: the
 mean and std across them). Every other grid key is a cell axis.
 
-Runs are identified by :func:`mechinit.ids.run_id`; a run whose folder under ``OUT/runs/`` is
+Runs are identified by :func:`mechinit.runs.ids.run_id`; a run whose folder under ``OUT/runs/`` is
 finished (:func:`finished`: final weights, or — a folder carried to another checkout without its
 weights — an evaluation at the run's last step) is skipped, so starting a sweep again only trains what is missing; a run that
 was interrupted with a resume point (``resume/state.safetensors``, e.g. a sweep killed at the end of a
@@ -27,16 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mechinit import resume as resume_point
-from mechinit import runs
-from mechinit.budget import check_fits
 from mechinit.config import ConfigError, RunConfig, TaskConfig, coerce
 from mechinit.errors import TrainingInterrupted
-from mechinit.ids import run_id
-from mechinit.schedule import make_plan
-from mechinit.sweep_workers import local_results, submitit_results
+from mechinit.runs import folder as runs
+from mechinit.runs.ids import run_id
+from mechinit.sweeps.workers import local_results, submitit_results
 from mechinit.tasks import make_task, vocabulary_of
 from mechinit.tasks.vocabulary import EPOCHS_TO_LOSS, HEADLINE, LOSS_TARGET, Metric
+from mechinit.training import resume as resume_point
+from mechinit.training.budget import check_fits
+from mechinit.training.schedule import make_plan
 
 GENERIC_METRICS = (HEADLINE, EPOCHS_TO_LOSS)  # every task has these; the task's vocabulary adds its own
 
@@ -104,7 +104,7 @@ ENSEMBLE_MODES = ("auto", "off")
 
 def plan_units(todo: list[tuple[RunConfig, Path]], ensemble: str, size: int, jobs: int) -> list[list[tuple[RunConfig, Path]]]:
     """Split the runs into units of work. ``off``: one run per unit. ``auto``: runs whose shapes
-    and shared training settings agree (:func:`mechinit.ensemble.ensemble_key`) train together, in
+    and shared training settings agree (:func:`mechinit.training.ensemble.ensemble_key`) train together, in
     ensembles of at most ``size``, split further while there are fewer units than ``jobs`` workers."""
     if ensemble not in ENSEMBLE_MODES:
         raise ConfigError(f"sweep ensemble mode {ensemble!r} is not allowed; choose one of {list(ENSEMBLE_MODES)}")
@@ -112,7 +112,7 @@ def plan_units(todo: list[tuple[RunConfig, Path]], ensemble: str, size: int, job
         raise ConfigError(f"sweep ensemble size {size} must be at least 1")
     if ensemble == "off" or size == 1:
         return [[item] for item in todo]
-    from mechinit.ensemble import ensemble_key
+    from mechinit.training.ensemble import ensemble_key
 
     groups: dict[tuple, list] = {}
     for cfg, folder in todo:

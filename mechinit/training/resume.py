@@ -19,8 +19,8 @@ from typing import Iterator
 
 import torch
 
-from mechinit import runs
 from mechinit.config import RunConfig
+from mechinit.runs import folder as runs
 
 STATE = "state.safetensors"
 META_KEY = "mechinit_resume"

@@ -1,7 +1,7 @@
 """The fast path for K models at once: TL-named parameters stacked along a leading member axis.
 
 ``stacked_logits(p, cfg, tokens)`` computes, for every member k, the same last-position logits as
-:func:`mechinit.fastpath.logits_from_params` on ``{name: p[name][k]}`` and ``tokens[k]``. Members
+:func:`mechinit.model.fastpath.logits_from_params` on ``{name: p[name][k]}`` and ``tokens[k]``. Members
 are independent, so the gradient of the *sum* of the members' mean losses, taken by plain autograd,
 is each member's own gradient: no ``vmap`` is needed, and every matmul is one batched kernel over
 the members (``bmm``-shaped einsums, the fused attention kernel over ``[member batch head pos]``).

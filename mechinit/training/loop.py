@@ -3,7 +3,7 @@
 :func:`run_loop` owns the order of things in a step — forward, stop on a non-finite loss, update,
 snapshot, evaluate, resume point, stop on a signal — and the bookkeeping around them (mean training
 loss since the last evaluation, samples/s, elapsed time, the progress bar). What a step *is* comes
-from a :class:`Stepper`: one model (:mod:`mechinit.train`) or K stacked ones (:mod:`mechinit.ensemble`).
+from a :class:`Stepper`: one model (:mod:`mechinit.training.trainer`) or K stacked ones (:mod:`mechinit.training.ensemble`).
 Losses are per member, ``[member]``; a solo run has one member.
 """
 
@@ -17,7 +17,7 @@ from typing import Protocol
 import torch
 from tqdm.auto import tqdm
 
-from mechinit.guards import TrainingInterrupted
+from mechinit.training.guards import TrainingInterrupted
 
 
 class Stepper(Protocol):
@@ -58,7 +58,7 @@ def run_loop(stepper: Stepper, plan, batch_size: int, start: Start, rows: list[d
     """Train from ``start.step`` to ``plan.total_steps``; returns the last evaluation's rows.
 
     ``rows`` are the rows of the last evaluation before ``start`` (shown in the progress bar).
-    ``stop`` (from :func:`mechinit.guards.stop_on_signals`) ends the loop after the current step
+    ``stop`` (from :func:`mechinit.training.guards.stop_on_signals`) ends the loop after the current step
     with a resume point and :class:`TrainingInterrupted`; ``resume_every`` adds resume points
     between evaluations. ``stop_at`` (a step before the plan's end) ends the loop there with a resume
     point; the plan — schedule, evaluations, snapshots — stays the full run's."""

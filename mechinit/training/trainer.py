@@ -10,28 +10,26 @@ and every epoch's shuffle come from seeded CPU generators, and
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 
 import torch
-from transformer_lens import HookedTransformer
 
-from mechinit import resume as resume_point
-from mechinit import runs
-from mechinit.budget import check_fits
-from mechinit.card import write_card
 from mechinit.config import ConfigError, RunConfig
 from mechinit.errors import TrainingDiverged  # noqa: F401  (re-exported)
-from mechinit.fastpath import all_logits, fast_path_refusal, last_logits
-from mechinit.guards import TrainingInterrupted, deterministic, stop_on_signals  # noqa: F401  (TrainingInterrupted re-exported)
-from mechinit.loop import Start, run_loop
-from mechinit.model import build_model, new_model
-from mechinit.replay import Replay
-from mechinit.replay import from_config as replay_from_config
-from mechinit.schedule import lr_at, make_plan, weight_decay_at
+from mechinit.model.build import build_model, new_model
+from mechinit.model.fastpath import model_logits
+from mechinit.runs import folder as runs
+from mechinit.runs import lifecycle
 from mechinit.tasks import make_task
 from mechinit.tasks.datafiles import check_same_data
 from mechinit.tasks.sequence import IGNORE
+from mechinit.training import resume as resume_point
+from mechinit.training.budget import check_fits
+from mechinit.training.guards import TrainingInterrupted, deterministic, stop_on_signals  # noqa: F401  (TrainingInterrupted re-exported)
+from mechinit.training.loop import Start, run_loop
+from mechinit.training.replay import Replay
+from mechinit.training.replay import from_config as replay_from_config
+from mechinit.training.schedule import lr_at, make_plan, weight_decay_at
 
 DATA_SEED_OFFSET = 1_000_003
 SHUFFLE_SEED_OFFSET = 2_000_003
@@ -56,37 +54,10 @@ def _optimizer(model, cfg: RunConfig) -> torch.optim.AdamW:
     return torch.optim.AdamW(params, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, weight_decay=t.weight_decay)
 
 
-def _empty_run_folder(out: Path) -> bool:
-    """Nothing there, or only what a cleared restart leaves (``resume/lock``)."""
-    if not out.exists():
-        return True
-    files = [p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()]
-    return files in ([], [f"{runs.RESUME}/lock"])
 
 
-def prepare_out(out: Path, cfg: RunConfig, table: dict, trained_with: dict | None = None, task=None,
-                replayed: str | None = None) -> None:
-    """Create the run folder with its ``config.json`` (refusing a folder that already holds files)
-    and the task's ``data.json`` (tokenizer, data used) when it has one. ``trained_with`` records
-    how the run was trained when that is not alone (an ensemble); ``replayed`` what of another
-    code's run it replays (:class:`Replay`), under ``provenance.replayed``."""
-    if not _empty_run_folder(out):
-        raise runs.RunFolderError(f"{out} already holds files; pass --resume {out} to continue it or choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
-    provenance = {**runs.provenance(), "trained_with": trained_with}
-    if replayed is not None:
-        provenance["replayed"] = replayed
-    runs.write_json(out / runs.CONFIG, {**cfg.to_dict(), "init_table": table, "provenance": provenance})
-    if hasattr(task, "artifacts"):
-        runs.write_json(out / runs.DATA, task.artifacts())
 
 
-def _record_resume(out: Path, step: int) -> None:
-    """Append where and how a resume ran to ``config.json``'s provenance (``resumed``): a run is
-    bit-identical to an uninterrupted one only if every part ran on the same kernel set and threads."""
-    data = runs.read_json(out / runs.CONFIG)
-    data.setdefault("provenance", {}).setdefault("resumed", []).append({"step": step, **runs.compute_environment()})
-    runs.write_json(out / runs.CONFIG, data)
 
 
 def log_eval(out: Path, task, cfg: RunConfig, plan, logits_fn, device: str, step: int, elapsed: float,
@@ -111,43 +82,6 @@ def trim_padding(tokens: torch.Tensor, targets: torch.Tensor, positions: str) ->
     return tokens[:, :last], targets[:, :last]
 
 
-def model_logits(model, autocast, positions: str = "last"):
-    """The logits function of ``model`` under ``autocast``: at the last position (``[batch d_vocab]``)
-    or at every position (``positions="all"``, ``[batch pos d_vocab]``). The fast path where it was
-    written for the model (:func:`mechinit.fastpath.fast_path_refusal`), else the hooked forward."""
-    if fast_path_refusal(model) is None or not isinstance(model, HookedTransformer):
-        forward = last_logits if positions == "last" else all_logits
-    else:
-        forward = (lambda m, t: m(t)[:, -1]) if positions == "last" else (lambda m, t: m(t))
-
-    def logits_fn(t: torch.Tensor) -> torch.Tensor:
-        with autocast:
-            return forward(model, t)
-
-    return logits_fn
-
-
-def finish_run(out: Path, model, cfg: RunConfig, row: dict) -> None:
-    runs.save_weights(out / runs.WEIGHTS, model)
-    write_card(out, cfg, row)
-
-
-def last_good_snapshot(out: Path, step: int) -> int | None:
-    """The last snapshot whose loss was finite — taken before ``step``, whose weights gave the
-    non-finite loss — and whose weights are all finite."""
-    for s in reversed([s for s in runs.snapshot_steps_on_disk(out) if s < step]):
-        if all(torch.isfinite(t).all() for t in runs.read_tensors(runs.snapshot_path(out, s)).values()):
-            return s
-    return None
-
-
-def check_out(out: Path) -> None:
-    """Refuse an ``--out`` that cannot become a run folder, before anything is written."""
-    if out.exists() and not out.is_dir():
-        raise runs.RunFolderError(f"{out} is a file, not a folder; choose another --out")
-    parent = next((p for p in [out, *out.parents] if p.exists()), Path("."))
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise runs.RunFolderError(f"{out} cannot be created: {parent} is not writable")
 
 
 def load_initial_weights(model, weights: dict[str, torch.Tensor]) -> None:
@@ -170,7 +104,7 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
     ``resume=True`` continues from ``out``'s resume point; a run folder that has a ``config.json``
     but no resume point yet (stopped before its first one) is started again from step 0 with that
     config. SIGINT/SIGTERM save a resume point at the current step and raise
-    :class:`~mechinit.guards.TrainingInterrupted`. Torch's global settings are restored afterwards.
+    :class:`~mechinit.training.guards.TrainingInterrupted`. Torch's global settings are restored afterwards.
     ``replay`` starts from, or trains on, another code's draws (:class:`Replay`). ``threads`` (resume
     only) runs the rest of the run on that many CPU threads instead of ``train.threads``; each resume's
     thread count is recorded in ``provenance.resumed``. ``stop_at`` ends the run at that step with a
@@ -192,15 +126,15 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
                                       if replayed is not None else f"{out} is not a replay; resume it without one")
         if not resume_point.has_point(out):  # killed before its first resume point: start again
             with resume_point.lock(out):  # never under the feet of a live trainer
-                _clear_run_folder(out)
+                lifecycle.clear_for_restart(out)
             resume = False
     else:
         check_fits(cfg)
         if cfg.train.replay is not None:
-            from mechinit.replay import check_config
+            from mechinit.training.replay import check_config
 
             check_config(cfg)
-        check_out(out)
+        lifecycle.check_out(out)
     if stop_at is not None:
         check_stop_at(cfg, stop_at, out if resume else None)
     device = resolve_device(cfg.train.device)
@@ -210,17 +144,6 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
         return _train(cfg, out, device, resume, quiet, stop, held, replay, stop_at)
 
 
-def _clear_run_folder(out: Path) -> None:
-    """Empty a run folder for a restart, keeping only the lock file (its inode is what is locked)."""
-    import shutil
-
-    for child in out.iterdir():
-        if child.name == runs.RESUME:
-            for item in child.iterdir():
-                if item.name != "lock":
-                    shutil.rmtree(item) if item.is_dir() else item.unlink()
-        else:
-            shutil.rmtree(child) if child.is_dir() else child.unlink()
 
 
 def check_stop_at(cfg: RunConfig, stop_at: int, resumed: Path | None) -> None:
@@ -245,14 +168,14 @@ def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, st
         model = build_model(cfg.model, device)
         opt = _optimizer(model, cfg)
         step, elapsed, loss_sum, n_loss = resume_point.load(out, model, opt, cfg)
-        _record_resume(out, step)
+        lifecycle.record_resume(out, step)
         runs.write_metrics(out, [r for r in runs.read_metrics(out, drop_cut_tail=True) if r["step"] <= step])
     else:
         model, table = new_model(cfg.model, cfg.init, cfg.train.weights_seed, device)
         if replay is not None and replay.weights is not None:
             load_initial_weights(model, replay.weights)
         opt = _optimizer(model, cfg)
-        prepare_out(out, cfg, table, task=task, replayed=None if replay is None else replay.note)
+        lifecycle.create(out, cfg, table, task=task, replayed=None if replay is None else replay.note)
         held.enter_context(resume_point.lock(out))
         runs.save_weights(runs.snapshot_path(out, 0), model)
         step, elapsed, loss_sum, n_loss = 0, 0.0, 0.0, 0
@@ -264,12 +187,12 @@ def _train(cfg: RunConfig, out: Path, device: str, resume: bool, quiet: bool, st
     rows = run_loop(stepper, plan, cfg.train.batch_size, Start(step, elapsed, [loss_sum], n_loss), rows, quiet=quiet, stop=stop,
                     resume_every=cfg.train.resume_every, resume_hint=hint, stop_at=stop_at)
     if stop_at is None:  # check_stop_at keeps a given stop before the plan's end
-        finish_run(out, model, cfg, rows[0])
+        lifecycle.finish(out, model, cfg, rows[0])
     return rows[0]
 
 
 class SoloStepper:
-    """One model's training step (a :class:`mechinit.loop.Stepper` with one member)."""
+    """One model's training step (a :class:`mechinit.training.loop.Stepper` with one member)."""
 
     members = 1
 
@@ -307,7 +230,7 @@ class SoloStepper:
         return epoch_permutation(self.cfg.train.order_seed, epoch, self.task.n_train)
 
     def diverged(self, step: int, values: list[float]) -> None:
-        good = last_good_snapshot(self.out, step)
+        good = lifecycle.last_good_snapshot(self.out, step)
         where = f"step{good} in {self.out / runs.SNAPSHOTS}" if good is not None else "none (every snapshot has non-finite weights)"
         raise TrainingDiverged(f"loss became {values[0]} at step {step}; stopped. Last good snapshot: {where}")
 

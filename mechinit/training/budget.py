@@ -24,7 +24,7 @@ def parameter_count(cfg: RunConfig) -> int:
     (exact for biased models; an upper bound by the bias count otherwise)."""
     m = cfg.model
     embed = m.d_vocab * m.d_model * 2 + m.n_ctx * m.d_model + m.d_vocab
-    if m.arch == "emb-mlp":  # W_in takes the n_ctx embeddings concatenated (mechinit.emb_mlp)
+    if m.arch == "emb-mlp":  # W_in takes the n_ctx embeddings concatenated (mechinit.model.emb_mlp)
         return m.d_vocab * m.d_model * 2 + m.d_vocab + m.n_ctx * m.d_model * m.d_mlp + m.d_mlp + m.d_mlp * m.d_model + m.d_model
     attn = 4 * m.n_heads * m.d_head * m.d_model + 3 * m.n_heads * m.d_head + m.d_model
     mlp = 2 * m.d_model * m.d_mlp + m.d_mlp + m.d_model

@@ -1,7 +1,7 @@
 """The workers of a sweep: training one unit of work (a run alone or an ensemble), and the two
 ways to hand units out — a local process pool (``--jobs N``; the parent forwards SIGINT/SIGTERM to
 every worker, whose run saves its resume point, and no queued run starts) or a submitit job array.
-:func:`mechinit.sweep.run_sweep` plans the units and consumes the ``(folders, results)`` pairs."""
+:func:`mechinit.sweeps.grid.run_sweep` plans the units and consumes the ``(folders, results)`` pairs."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ from concurrent.futures import CancelledError, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from mechinit import resume as resume_point
 from mechinit.config import RunConfig
 from mechinit.errors import TrainingInterrupted
+from mechinit.training import resume as resume_point
 
 
 def _train_one(cfg_dict: dict, out: str) -> dict:
     """Train one run alone, returning its final metrics row or the path of its error log."""
-    from mechinit.train import train
+    from mechinit.training.trainer import train
 
     cfg = RunConfig.from_dict(cfg_dict)
     log = Path(f"{out}.log")  # not with_suffix: ids hold dots (g0.80)
@@ -45,7 +45,7 @@ def _train_unit(cfg_dicts: list[dict], outs: list[str]) -> list[dict]:
         raise TrainingInterrupted("the sweep is stopping; this run was not started")
     if len(cfg_dicts) == 1:
         return [_train_one(cfg_dicts[0], outs[0])]
-    from mechinit.ensemble import train_ensemble
+    from mechinit.training.ensemble import train_ensemble
 
     try:
         rows = train_ensemble([RunConfig.from_dict(c) for c in cfg_dicts], [Path(o) for o in outs])
@@ -91,8 +91,14 @@ def _worker_signals(stopping) -> None:
     ends the worker; SIGINT is the parent's to forward (a terminal's Ctrl-C reaches every process)."""
     global _STOPPING
     _STOPPING = stopping
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, _leave)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _leave(signum, frame):  # noqa: ARG001
+    """SIGTERM to an idle worker: exit through Python, so that its finalizers run (a worker killed
+    outright leaves its semaphores to the resource tracker, which then warns on the parent's stderr)."""
+    raise SystemExit(0)
 
 
 def local_results(units, jobs: int):

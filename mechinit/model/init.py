@@ -65,7 +65,7 @@ def init_rule(name: str, model_cfg: ModelConfig, init_cfg: InitConfig) -> dict:
     for pattern, value in _CONSTANT.items():
         if re.search(pattern, name):
             return {"const": value}
-    raise KeyError(f"no init rule for parameter {name!r}; add it to mechinit/init.py")
+    raise KeyError(f"no init rule for parameter {name!r}; add it to mechinit/model/init.py")
 
 
 @torch.no_grad()

@@ -2,7 +2,7 @@
 
 Each member keeps its own init (γ, seed), training data and shuffle (from its seed), learning
 rate schedule, weight decay and gradient clipping (per member, not one global norm). Parameters
-are stacked along a leading member axis and run through :func:`mechinit.stacked.stacked_logits`;
+are stacked along a leading member axis and run through :func:`mechinit.model.stacked.stacked_logits`;
 the gradient of the sum of the members' losses is every member's own gradient, and AdamW is
 applied with per-member hyperparameters in the same arithmetic as ``torch.optim.AdamW``.
 
@@ -22,26 +22,19 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from mechinit import runs
-from mechinit.budget import check_fits
 from mechinit.config import ConfigError, RunConfig
-from mechinit.guards import deterministic
-from mechinit.ids import run_id
-from mechinit.loop import Start, run_loop
-from mechinit.model import new_model
-from mechinit.schedule import lr_at, make_plan, weight_decay_at
-from mechinit.stacked import stacked_logits
+from mechinit.model.build import new_model
+from mechinit.model.fastpath import model_logits
+from mechinit.model.stacked import stacked_logits
+from mechinit.runs import folder as runs
+from mechinit.runs import lifecycle
+from mechinit.runs.ids import run_id
 from mechinit.tasks import make_task
-from mechinit.train import (
-    DATA_SEED_OFFSET,
-    TrainingDiverged,
-    epoch_permutation,
-    finish_run,
-    log_eval,
-    model_logits,
-    prepare_out,
-    resolve_device,
-)
+from mechinit.training.budget import check_fits
+from mechinit.training.guards import deterministic
+from mechinit.training.loop import Start, run_loop
+from mechinit.training.schedule import lr_at, make_plan, weight_decay_at
+from mechinit.training.trainer import DATA_SEED_OFFSET, TrainingDiverged, epoch_permutation, log_eval, resolve_device
 
 SHARED = ("model", "task")  # must agree across members
 SHARED_TRAIN = ("batch_size", "epochs", "steps", "beta1", "beta2", "eps", "eval_every", "n_snapshots",
@@ -105,18 +98,18 @@ def _train_ensemble(cfgs: list[RunConfig], outs: list[Path], device: str, quiet:
     models = [m for m, _ in built]
     with_ids = {"ensemble": [run_id(c) for c in cfgs]}
     for (model, table), cfg, out in zip(built, cfgs, outs):
-        prepare_out(out, cfg, table, trained_with=with_ids, task=task)
+        lifecycle.create(out, cfg, table, trained_with=with_ids, task=task)
         runs.save_weights(runs.snapshot_path(out, 0), model)
     stepper = EnsembleStepper(cfgs, outs, device, task, plans, models)
     rows = stepper.evaluate(0, 0.0, None, None)
     rows = run_loop(stepper, plan, first.train.batch_size, Start(), rows, desc=f"ensemble of {len(cfgs)}", quiet=quiet)
     for model, cfg, out, row in zip(models, cfgs, outs, rows):
-        finish_run(out, model, cfg, row)
+        lifecycle.finish(out, model, cfg, row)
     return rows
 
 
 class EnsembleStepper:
-    """K stacked models' training step (a :class:`mechinit.loop.Stepper`); no resume points."""
+    """K stacked models' training step (a :class:`mechinit.training.loop.Stepper`); no resume points."""
 
     def __init__(self, cfgs: list[RunConfig], outs: list[Path], device: str, task, plans: list, models: list):
         self.cfgs, self.outs, self.device, self.task, self.plans, self.models = cfgs, outs, device, task, plans, models

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mechinit.runs import atomic_write_bytes
+from mechinit.runs.folder import atomic_write_bytes
 
 
 def _mean(cell: dict, metric: str):

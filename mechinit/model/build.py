@@ -21,7 +21,7 @@ from transformer_lens import HookedTransformer, HookedTransformerConfig
 from transformer_lens.components import LayerNorm, TransformerBlock
 
 from mechinit.config import InitConfig, ModelConfig
-from mechinit.init import gamma_init_
+from mechinit.model.init import gamma_init_
 
 # paper symbol -> TL hook name template (``{block}`` is the 0-based TL block index)
 PAPER_HOOKS: dict[str, str] = {
@@ -106,10 +106,10 @@ def build_model(cfg: ModelConfig, device: str = "cpu") -> HookedTransformer:
 
     With ``cfg.bias = False`` every linear bias is zero and frozen (``requires_grad=False``), except
     ``unembed.b_U`` when ``cfg.unembed_bias`` (the authors' code trains it).
-    ``cfg.arch = "emb-mlp"`` builds the attention-free :class:`mechinit.emb_mlp.EmbMLP` instead.
+    ``cfg.arch = "emb-mlp"`` builds the attention-free :class:`mechinit.model.emb_mlp.EmbMLP` instead.
     """
     if cfg.arch == "emb-mlp":
-        from mechinit.emb_mlp import EmbMLP
+        from mechinit.model.emb_mlp import EmbMLP
 
         return _freeze_biases(EmbMLP(tl_config(cfg, device)).to(device), cfg)
     with warnings.catch_warnings():

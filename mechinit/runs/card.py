@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mechinit import runs
 from mechinit.config import RunConfig
+from mechinit.runs import folder as runs
 
 
 def format_value(value) -> str:
@@ -47,7 +47,7 @@ def card_text(cfg: RunConfig, row: dict) -> str:
     ]
     lines += vocabulary_of(cfg.task.name).card_lines(row)
     seeds = f"Seeds: `train.seed` {t.seed}; initial weights from seed {t.weights_seed}, data and batch order from seed {t.order_seed}"
-    lines += [seeds + (f"; replay `{t.replay}` (the authors' own draws: `mechinit.replay`)." if t.replay else "."), "",
+    lines += [seeds + (f"; replay `{t.replay}` (the authors' own draws: `mechinit.training.replay`)." if t.replay else "."), "",
               "Reproduce: `mechinit train --config config.json --out runs/NAME` (run from this folder; the config holds every field).", ""]
     lines += ["Reproducibility: training again from `config.json` gives these weights bit for bit on the same",
               "CPU kernel set and thread count (`provenance.cpu_capability`, `provenance.threads`) or the same GPU;",

@@ -14,9 +14,9 @@ from typing import Callable
 
 import torch
 
-from mechinit import runs
 from mechinit.config import RunConfig
-from mechinit.model import build_model, to_device
+from mechinit.model.build import build_model, to_device
+from mechinit.runs import folder as runs
 from mechinit.tasks import make_task, vocabulary_of
 from mechinit.tasks.datafiles import check_same_data
 
@@ -43,7 +43,7 @@ class Target:
         these weights or a fresh evaluation where it has none. Missing values are ``None``."""
         m, row = self.cfg.model, self.metrics
         if row is None:
-            from mechinit.train import model_logits
+            from mechinit.model.fastpath import model_logits
 
             task = self.task
             with torch.no_grad():

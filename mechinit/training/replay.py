@@ -146,7 +146,7 @@ class Replay:
     subset) are copied over the γ-init draws before step 0; ``data`` (tokens ``[batch pos]``, targets)
     replaces the training set; ``permutation(epoch, n)`` replaces each epoch's batch order. A run
     whose ``train.replay`` is set gets its :class:`Replay` from :func:`from_config`; code may pass
-    its own to :func:`mechinit.train.train` (a resume then needs the same one)."""
+    its own to :func:`mechinit.training.trainer.train` (a resume then needs the same one)."""
 
     note: str
     weights: dict[str, torch.Tensor] | None = None
@@ -158,7 +158,7 @@ def from_config(cfg, n_epochs: int) -> Replay:
     """The :class:`Replay` that ``cfg.train.replay`` names, over ``n_epochs`` epochs of batch orders."""
     spec = check_config(cfg)
     weights, shuffles = authors_init_and_shuffles(spec.seed, cfg.init.gamma, n_epochs)
-    whose = f"the authors' seed {spec.seed} (their teaching code's draws, re-drawn by mechinit.replay)"
+    whose = f"the authors' seed {spec.seed} (their teaching code's draws, re-drawn by mechinit.training.replay)"
     ours = {"init": f"mechinit's train.init_seed {cfg.train.weights_seed}", "data": f"mechinit's train.data_seed {cfg.train.order_seed}"}
     note = (f"{spec.text()}: initial weights from {whose if spec.init else ours['init']}; "
             f"data and batch order from {whose if spec.data else ours['data']}")

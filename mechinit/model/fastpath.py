@@ -39,7 +39,7 @@ def fast_path_refusal(model) -> str | None:
     """Why the fast path cannot compute ``model``'s logits (one line naming the field), or ``None``.
     It handles mechinit's two blocks: TL's pre-LN block with LN, and :class:`mechinit.model.PostLNBlock`
     (TL config ``normalization_type=None``); any other TL architecture uses the hooked forward."""
-    from mechinit.model import PostLNBlock
+    from mechinit.model.build import PostLNBlock
 
     if not isinstance(model, HookedTransformer):
         return f"{type(model).__name__} is not a HookedTransformer"
@@ -125,3 +125,23 @@ def all_logits(model: HookedTransformer, tokens: Int[torch.Tensor, "batch pos"])
         return model(tokens)
     _checked(model)
     return logits_from_params(dict(model.named_parameters()), model.cfg, tokens, last_only=False)
+
+
+def model_logits(model, autocast, positions: str = "last"):
+    """The logits function of ``model`` under ``autocast``: at the last position (``[batch d_vocab]``)
+    or at every position (``positions="all"``, ``[batch pos d_vocab]``). The fast path where it was
+    written for the model, else the hooked forward. :func:`fast_path_refusal` is asked once, here,
+    not at every step."""
+    last = positions == "last"
+    if not isinstance(model, HookedTransformer):  # Emb-MLP and other small HookedRootModules
+        forward = (lambda m, t: m(t)[:, -1]) if last else (lambda m, t: m(t))
+    elif fast_path_refusal(model) is None:
+        forward = lambda m, t: logits_from_params(dict(m.named_parameters()), m.cfg, t, last_only=last)  # noqa: E731
+    else:
+        forward = (lambda m, t: m(t)[:, -1]) if last else (lambda m, t: m(t))
+
+    def logits_fn(t: torch.Tensor) -> torch.Tensor:
+        with autocast:
+            return forward(model, t)
+
+    return logits_fn

@@ -32,6 +32,8 @@ MOVED = {
     "mechinit.sweep_workers": "mechinit.sweeps.workers",
     "mechinit.sweep_report": "mechinit.sweeps.report",
 }
+# names that changed with the move: old module -> {old name: new name}
+RENAMED = {"mechinit.targets": {"load_target": "target_from_path"}}
 
 
 class _OldPath(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -51,6 +53,7 @@ class _OldPath(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                       DeprecationWarning, stacklevel=2)
         target = importlib.import_module(new)
         module.__dict__.update({k: v for k, v in vars(target).items() if not k.startswith("__")})
+        module.__dict__.update({old: getattr(target, now) for old, now in RENAMED.get(module.__name__, {}).items()})
         module.__doc__ = target.__doc__
 
 

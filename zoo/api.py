@@ -89,10 +89,10 @@ def load_target(name: str, device: str = "cpu", zoo_dir: str | Path | None = Non
 
 def target(name_or_path: str, zoo_dir: str | Path | None = None, device: str = "cpu"):
     """A probe target from a run folder or checkpoint path if one exists there, else from the zoo."""
-    from mechinit.runs.targets import load_target as load_path_target
+    from mechinit.runs.targets import target_from_path
 
     if Path(name_or_path).exists():
-        return load_path_target(name_or_path, device)
+        return target_from_path(name_or_path, device)
     return load_target(name_or_path, device, zoo_dir)
 
 

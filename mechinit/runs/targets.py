@@ -1,6 +1,6 @@
 """A probe target: a model with its run config, task and (when there are any) step snapshots.
 
-``load_target(path)`` takes a run folder (or zoo entry folder) or one of its ``.safetensors``
+``target_from_path(path)`` takes a run folder (or zoo entry folder) or one of its ``.safetensors``
 files; the zoo resolves ids to folders and then uses :func:`target_from_folder`.
 """
 
@@ -81,7 +81,7 @@ def _metrics_row(folder: Path, weights: Path) -> dict | None:
     return next((r for r in rows if step.isdigit() and r.get("step") == int(step)), None)
 
 
-def load_target(path: str | Path, device: str = "cpu") -> Target:
+def target_from_path(path: str | Path, device: str = "cpu") -> Target:
     path = Path(path)
     if path.is_dir():
         return target_from_folder(path, device=device)

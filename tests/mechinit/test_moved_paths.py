@@ -40,6 +40,15 @@ def test_the_packages_that_kept_their_names_keep_their_public_functions_without_
     assert runs.read_metrics is read_metrics
 
 
+def test_a_renamed_function_keeps_its_old_name_under_the_old_path():
+    sys.modules.pop("mechinit.targets", None)
+    with pytest.warns(DeprecationWarning):
+        from mechinit.targets import load_target
+    from mechinit.runs.targets import target_from_path
+
+    assert load_target is target_from_path
+
+
 def test_a_name_that_never_existed_is_still_an_import_error():
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("mechinit.no_such_module")

@@ -182,9 +182,9 @@ def test_data_json_records_the_files_and_probes_and_resume_refuse_changed_ones(t
     assert main(["probe", step0, "--out", str(tmp_path / "probe"), "--quiet"]) == 0
     (summary,) = runs.read_json(tmp_path / "probe" / "models.json").values()
     assert summary["task"] == "scan" and summary["step"] == 0 and summary["rows"] == {"headline": summary["headline"]}
-    from mechinit.runs.targets import load_target
+    from mechinit.runs.targets import target_from_path
 
-    target = load_target(step0)
+    target = target_from_path(step0)
     recorded, target.metrics = target.metrics, None  # a checkpoint without a metrics row is evaluated afresh
     fresh = target.summary()
     assert fresh["step"] is None and fresh["headline"] == pytest.approx(recorded["headline"], abs=1e-6)

@@ -67,9 +67,9 @@ def test_emb_mlp_trains_on_reasoning_memory_with_hooks_and_gamma_init(tmp_path):
     cfg = rm_cfg(**{"model.arch": "emb-mlp", "init.gamma": 0.5, "task.n_train": 2048, "train.epochs": 2})
     row = train(cfg, tmp_path / "run", quiet=True)
     from mechinit.runs.folder import load_run_config
-    from mechinit.runs.targets import load_target
+    from mechinit.runs.targets import target_from_path
 
-    model = load_target(tmp_path / "run").model
+    model = target_from_path(tmp_path / "run").model
     assert not hasattr(model, "blocks") and sorted(model.hook_dict) == ["hook_embed", "hook_resid", "mlp.hook_post", "mlp.hook_pre"]
     table = runs.read_json(tmp_path / "run" / "config.json")["init_table"]
     assert table["mlp.W_in"]["d_in"] == cfg.model.n_ctx * cfg.model.d_model  # concatenated positions

@@ -102,8 +102,7 @@ def layout(task, cfg: Config, pair: tuple[int, int], split: str = "test") -> tup
     sequence. Returns ``(tokens, keys)``."""
     if not 0 <= cfg.key_pos <= task.n_ctx - 3:
         raise ProbeError(f"{cfg.NAME}.key_pos = {cfg.key_pos} must be in 0..{task.n_ctx - 3}")
-    table, counts = task._key_tables[split]
-    allowed = table[cfg.key_pos, : counts[cfg.key_pos]]
+    allowed = task.key_values(split, cfg.key_pos)
     gen = torch.Generator().manual_seed(cfg.seed)
     keys = allowed[torch.randint(len(allowed), (cfg.n_inputs,), generator=gen)]
     tokens = torch.randint(ITEM_MIN, ITEM_MAX + 1, (cfg.n_inputs, task.n_ctx), generator=gen)
@@ -192,8 +191,7 @@ def _order(model, task, cfg: Config, pair: tuple[int, int]) -> dict:
 
 def _key(model, task, cfg: Config, pair: tuple[int, int]) -> dict:
     clean, keys = layout(task, cfg, pair)
-    table, counts = task._key_tables["test"]
-    allowed = table[cfg.key_pos, : counts[cfg.key_pos]]
+    allowed = task.key_values("test", cfg.key_pos)
     if len(allowed) < 2:
         raise ProbeError(f"patching: position {cfg.key_pos} has one test-split key; key patching needs two")
     index = (allowed[None, :] == keys[:, None]).int().argmax(1)

@@ -141,6 +141,13 @@ class AnchorTask:
         return {"anchors": list(ANCHORS), "items": list(range(ITEM_MIN, ITEM_MAX + 1))}
 
     # ---------------------------------------------------------------- generation
+    def key_values(self, split: str, pos: int) -> torch.Tensor:
+        """The key values a ``split``-split (``"train"`` or ``"test"``) sequence may hold at position ``pos``."""
+        if split not in self._key_tables:
+            raise ValueError(f"split {split!r}: one of {sorted(self._key_tables)}")
+        table, counts = self._key_tables[split]
+        return table[pos, : counts[pos]]
+
     def _key_table(self, split: str) -> tuple[torch.Tensor, torch.Tensor]:
         """Per key position p: the allowed key values (padded) and their count."""
         modulus = self.modulus

@@ -84,7 +84,7 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
         raise ConfigError(problem)
     first, outs = cfgs[0], [Path(o) for o in outs]
     check_fits(first, members=len(cfgs))
-    device = resolve_device(first.train.device)
+    device = resolve_device(first.train.device, first.train.bf16)
     with deterministic(device, first.train.threads, first.train.tf32):
         return _train_ensemble(cfgs, outs, device, quiet)
 

@@ -10,6 +10,7 @@ and every epoch's shuffle come from seeded CPU generators, and
 from __future__ import annotations
 
 import contextlib
+import warnings
 from pathlib import Path
 
 import torch
@@ -40,11 +41,14 @@ def epoch_permutation(seed: int, epoch: int, n: int) -> torch.Tensor:
     return torch.randperm(n, generator=torch.Generator().manual_seed(seed * SHUFFLE_SEED_OFFSET + epoch))
 
 
-def resolve_device(name: str) -> str:
+def resolve_device(name: str, bf16: bool = False) -> str:
+    """The device a run trains on; says so (a warning) when ``train.bf16`` will not act there."""
     if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        name = "cuda" if torch.cuda.is_available() else "cpu"
     if name == "cuda" and not torch.cuda.is_available():
         raise ConfigError("train.device = 'cuda' but no CUDA device is available; choose cpu or auto")
+    if bf16 and name != "cuda":
+        warnings.warn(f"train.bf16 acts on CUDA only: this {name} run trains in float32", UserWarning, stacklevel=3)
     return name
 
 
@@ -137,7 +141,7 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
         lifecycle.check_out(out)
     if stop_at is not None:
         check_stop_at(cfg, stop_at, out if resume else None)
-    device = resolve_device(cfg.train.device)
+    device = resolve_device(cfg.train.device, cfg.train.bf16)
     with deterministic(device, threads or cfg.train.threads, cfg.train.tf32), stop_on_signals() as stop, contextlib.ExitStack() as held:
         if resume:
             held.enter_context(resume_point.lock(out))  # a second `--resume` of this folder gets one line

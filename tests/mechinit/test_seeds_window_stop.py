@@ -111,3 +111,13 @@ def test_a_stop_at_outside_the_run_is_one_line_exit_2(value, tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "stop" in err and not out.exists()
+
+
+def test_bf16_on_a_cpu_run_warns_that_it_trains_in_float32(tmp_path):
+    import pytest
+
+    from mechinit.training.trainer import train
+    from tests.conftest import build_cfg
+
+    with pytest.warns(UserWarning, match="train.bf16 acts on CUDA only: this cpu run trains in float32"):
+        train(build_cfg(**{"train.bf16": True, "train.epochs": 1, "train.device": "cpu"}), tmp_path / "run", quiet=True)

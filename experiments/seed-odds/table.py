@@ -1,0 +1,112 @@
+"""The seed-odds table: which γ 0.8 paper-width runs are on the slow path at step 1,850, counted by where
+their initial draw and their data order come from, with Wilson 95% intervals, and the fate rule's
+recorded calls beside what the runs did.
+
+usage: python experiments/seed-odds/table.py            (prints markdown)
+
+Reads the grid's records here (predictions.jsonl, <run>/metrics.jsonl) and the earlier paper-width
+runs under experiments/cpu-regime/paper-width/. A run is on the slow path when its seen-pair test
+accuracy at step 1,850 is below 0.2 (the fast-path runs are at 0.28-0.39 there, the slow ones at 0.05-0.13).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from mechinit.files import read_metrics
+
+HERE = Path(__file__).resolve().parent
+EARLIER = HERE.parents[0] / "cpu-regime" / "paper-width"
+AT, SLOW_BELOW = 1850, 0.2
+# the earlier runs at γ 0.8: folder -> (initial draw, data and batch order)
+EARLIER_RUNS = {
+    "g0.8-authors-seed": ("authors seed 1", "authors seed 1"),
+    "g0.8-their-init-our-data": ("authors seed 1", "mechinit seed 0"),
+    "g0.8-our-init-their-data": ("mechinit seed 0", "authors seed 1"),
+    "g0.8": ("mechinit seed 0", "mechinit seed 0"),
+    "g0.8-s1": ("mechinit seed 1", "mechinit seed 1"),
+    "g0.8-s2": ("mechinit seed 2", "mechinit seed 2"),
+}
+
+
+def sources(config: dict) -> tuple[str, str]:
+    """(initial draw, data order) of a grid run, from its config."""
+    t = config["train"]
+    replay = t.get("replay")
+    init = f"mechinit seed {t['init_seed'] if t.get('init_seed') is not None else t['seed']}"
+    data = f"mechinit seed {t['data_seed'] if t.get('data_seed') is not None else t['seed']}"
+    if replay:
+        _, seed, *part = replay.split(":")
+        if not part or part[0] == "init":
+            init = f"authors seed {seed}"
+        if not part or part[0] == "data":
+            data = f"authors seed {seed}"
+    return init, data
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def row_at(rows: list[dict], step: int) -> dict | None:
+    return next((r for r in rows if r["step"] == step), None)
+
+
+def runs() -> list[dict]:
+    predictions = {}
+    if (HERE / "predictions.jsonl").is_file():
+        for line in (HERE / "predictions.jsonl").read_text().splitlines():
+            if line.strip():
+                p = json.loads(line)
+                predictions[p["run"]] = p
+    found = []
+    for name, (init, data) in EARLIER_RUNS.items():
+        found.append({"run": name, "where": f"experiments/cpu-regime/paper-width/{name}", "init": init, "data": data,
+                      "rows": read_metrics(EARLIER / name), "prediction": None})
+    for folder in sorted(p for p in HERE.iterdir() if (p / "metrics.jsonl").is_file()):
+        init, data = sources(json.loads((folder / "config.json").read_text()))
+        found.append({"run": folder.name, "where": f"experiments/seed-odds/{folder.name}", "init": init, "data": data,
+                      "rows": read_metrics(folder), "prediction": predictions.get(folder.name)})
+    for r in found:
+        at = row_at(r["rows"], AT)
+        r["loss"], r["seen"] = (at["train_loss"], at["seen_test_acc"]) if at else (None, None)
+        r["slow"] = None if at is None else at["seen_test_acc"] < SLOW_BELOW
+        last = r["rows"][-1] if r["rows"] else {}
+        r["last_step"] = last.get("step")
+        pair = last.get("pairs", {}).get("4,3", {})
+        r["final"] = (f"{last.get('verdict')} (inferential {pair.get('inferential'):.2f}, symmetric {pair.get('symmetric'):.2f})"
+                      if last.get("step") == 8880 and pair else f"stopped at {last.get('step')}")
+    return found
+
+
+def main() -> None:
+    found = [r for r in runs() if r["slow"] is not None]
+    print("| run | initial draw | data order | loss at 1,850 | seen-pair acc at 1,850 | path | fate at 1,850 (rule 1) | end |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in found:
+        fate = r["prediction"]["first_line"] if r["prediction"] else "— (before the rule)"
+        print(f"| {r['run']} | {r['init']} | {r['data']} | {r['loss']:.3f} | {r['seen']:.3f} | {'slow' if r['slow'] else 'fast'} | "
+              f"{fate} | {r['final']} |")
+    print()
+    groups = {
+        "the authors' seed-1 initial draw, any data order": [r for r in found if r["init"] == "authors seed 1"],
+        "other initial draws (mechinit's, the authors' other seeds)": [r for r in found if r["init"] != "authors seed 1"],
+        "the authors' seed-1 data order, any initial draw": [r for r in found if r["data"] == "authors seed 1"],
+    }
+    print("| γ 0.8 runs | slow at 1,850 | N | share | Wilson 95% |")
+    print("|---|---|---|---|---|")
+    for label, rs in groups.items():
+        k, n = sum(r["slow"] for r in rs), len(rs)
+        lo, hi = wilson(k, n)
+        print(f"| {label} | {k} | {n} | {k / n if n else float('nan'):.2f} | [{lo:.2f}, {hi:.2f}] |")
+
+
+if __name__ == "__main__":
+    main()

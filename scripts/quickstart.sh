@@ -34,11 +34,10 @@ fi
 .venv/bin/python - "$out" <<'PY'
 import sys, warnings
 warnings.filterwarnings("ignore", message=".*HookedTransformer.*")
-from mechinit import probes
-from mechinit.runs.folder import read_metrics
-from mechinit.runs.targets import load_target
+from mechinit import probes, zoo
+from mechinit.runs import read_metrics
 from mechinit.tasks.anchor_vocabulary import verdict_line
-target = load_target(sys.argv[1])
+target = zoo.target(sys.argv[1])
 groups = probes.run("condensation", target.model, target.task).headline["n_groups_90"]
 rank = probes.run("embedding_spectrum", target.model, target.task).headline["effective_rank"]
 print(verdict_line("cpu-small-init (trained here)", read_metrics(sys.argv[1])[-1]["pairs"]))

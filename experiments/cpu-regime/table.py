@@ -6,7 +6,7 @@ usage: python experiments/cpu-regime/table.py [RUN_DIR ...]
 import sys
 from pathlib import Path
 
-from mechinit.runs.folder import load_run_config, read_metrics
+from mechinit.runs import load_run_config, read_metrics
 
 KEYS = ("model.n_layers", "model.d_model", "model.bias", "init.gamma", "init.embed_fan_in", "train.lr", "train.weight_decay",
         "train.batch_size", "train.epochs", "task.n_train", "train.seed")

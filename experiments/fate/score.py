@@ -23,7 +23,7 @@ from pathlib import Path
 
 from mechinit import files
 from mechinit.readout import PAIR, planned_steps, predict
-from mechinit.runs.folder import load_run_config
+from mechinit.runs import load_run_config
 from mechinit.runs.ids import run_id
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -66,7 +66,7 @@ def test_reasoning_memory_validation():
 def test_emb_mlp_trains_on_reasoning_memory_with_hooks_and_gamma_init(tmp_path):
     cfg = rm_cfg(**{"model.arch": "emb-mlp", "init.gamma": 0.5, "task.n_train": 2048, "train.epochs": 2})
     row = train(cfg, tmp_path / "run", quiet=True)
-    from mechinit.runs.folder import load_run_config
+    from mechinit.runs import load_run_config
     from mechinit.runs.targets import target_from_path
 
     model = target_from_path(tmp_path / "run").model

@@ -88,7 +88,7 @@ def test_cpu_seed0_entries_carry_float16_snapshots_for_the_eigenvalue_evolution(
 @pytest.mark.parametrize("entry", SHIPPED_IDS)
 def test_shipped_ids_still_equal_the_run_id_of_their_config(entry):
     """Config fields added later stay out of the id hash while at their defaults (config.LATER)."""
-    from mechinit.runs.folder import load_run_config
+    from mechinit.runs import load_run_config
     from mechinit.runs.ids import run_id
 
     assert run_id(load_run_config(SHIPPED / entry)) == entry

@@ -113,9 +113,9 @@ def test_sigterm_to_a_sweep_with_two_workers_stops_both_runs_at_a_resume_point(t
     import time
 
     out = tmp_path / "sw"
-    # tiny runs of 120 steps, one thread each, a resume point every 2 steps: the signal lands mid-run
+    # tiny runs of 200 steps, one thread each, a resume point every 2 steps: the signal lands mid-run
     command = [sys.executable, "-m", "mechinit", "sweep", "--preset", "tiny", "--set", "sweep.train.seed=0,1,2",
-               "--set", "task.n_train=512", "--set", "task.n_eval=32", "--set", "train.epochs=30", "--set", "train.threads=1",
+               "--set", "task.n_train=512", "--set", "task.n_eval=32", "--set", "train.epochs=50", "--set", "train.threads=1",
                "--set", "train.resume_every=2", "--ensemble", "off", "--jobs", "2", "--out", str(out), "--quiet"]
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120

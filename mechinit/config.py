@@ -180,7 +180,7 @@ class TrainConfig(_Section):
     n_snapshots: int = 20
     snapshot_steps: tuple[int, ...] | None = None
     device: str = "cpu"
-    bf16: bool = False  # CUDA only: bf16 autocast (a CPU run with it trains in float32, and warns)
+    bf16: bool = False  # bf16 autocast of the forward, on CPU or CUDA (pays on CPUs with avx512_bf16 / AMX)
     tf32: bool = False  # CUDA only: fp32 matmuls in TF32 (PyTorch's default on Ampere GPUs before 1.12); off: full fp32
     threads: int | None = None
     resume_every: int | None = None  # steps between resume states (None: at each evaluation); results do not depend on it

@@ -34,7 +34,7 @@ from mechinit.training.budget import check_fits
 from mechinit.training.guards import deterministic
 from mechinit.training.loop import Start, run_loop
 from mechinit.training.schedule import lr_at, make_plan, weight_decay_at
-from mechinit.training.trainer import DATA_SEED_OFFSET, TrainingDiverged, epoch_permutation, log_eval, resolve_device
+from mechinit.training.trainer import DATA_SEED_OFFSET, TrainingDiverged, bf16_autocast, epoch_permutation, log_eval, resolve_device
 
 SHARED = ("model", "task")  # must agree across members
 SHARED_TRAIN = ("batch_size", "epochs", "steps", "beta1", "beta2", "eps", "eval_every", "n_snapshots",
@@ -84,7 +84,7 @@ def train_ensemble(cfgs: list[RunConfig], outs: list[Path], quiet: bool = True) 
         raise ConfigError(problem)
     first, outs = cfgs[0], [Path(o) for o in outs]
     check_fits(first, members=len(cfgs))
-    device = resolve_device(first.train.device, first.train.bf16)
+    device = resolve_device(first.train.device)
     with deterministic(device, first.train.threads, first.train.tf32):
         return _train_ensemble(cfgs, outs, device, quiet)
 
@@ -129,7 +129,7 @@ class EnsembleStepper:
         self.tokens_all = torch.stack([d[0] for d in data]).to(device)
         self.targets_all = torch.stack([d[1] for d in data]).to(device)
         self.clip = torch.tensor([c.train.grad_clip for c in cfgs], device=device)
-        self.autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfgs[0].train.bf16 and device == "cuda")
+        self.autocast = bf16_autocast(device, cfgs[0].train.bf16)
         self.arange = torch.arange(n, device=device)[:, None]
         self.perms, self.perm_epoch, self.synced_at = None, None, 0
 

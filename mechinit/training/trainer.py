@@ -10,7 +10,6 @@ and every epoch's shuffle come from seeded CPU generators, and
 from __future__ import annotations
 
 import contextlib
-import warnings
 from pathlib import Path
 
 import torch
@@ -41,15 +40,19 @@ def epoch_permutation(seed: int, epoch: int, n: int) -> torch.Tensor:
     return torch.randperm(n, generator=torch.Generator().manual_seed(seed * SHUFFLE_SEED_OFFSET + epoch))
 
 
-def resolve_device(name: str, bf16: bool = False) -> str:
-    """The device a run trains on; says so (a warning) when ``train.bf16`` will not act there."""
+def resolve_device(name: str) -> str:
+    """The device a run trains on (``auto``: CUDA where there is one, else the CPU)."""
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
     if name == "cuda" and not torch.cuda.is_available():
         raise ConfigError("train.device = 'cuda' but no CUDA device is available; choose cpu or auto")
-    if bf16 and name != "cuda":
-        warnings.warn(f"train.bf16 acts on CUDA only: this {name} run trains in float32", UserWarning, stacklevel=3)
     return name
+
+
+def bf16_autocast(device: str, bf16: bool) -> torch.autocast:
+    """The forward's autocast: bf16 matmuls on ``device`` (CPU or CUDA) when ``train.bf16``, else off.
+    On a CPU without bf16 instructions (``avx512_bf16``, AMX) it is slower than float32."""
+    return torch.autocast(device, dtype=torch.bfloat16, enabled=bf16)
 
 
 def _optimizer(model, cfg: RunConfig) -> torch.optim.AdamW:
@@ -141,7 +144,7 @@ def train(cfg: RunConfig | None, out: Path, *, resume: bool = False, quiet: bool
         lifecycle.check_out(out)
     if stop_at is not None:
         check_stop_at(cfg, stop_at, out if resume else None)
-    device = resolve_device(cfg.train.device, cfg.train.bf16)
+    device = resolve_device(cfg.train.device)
     with deterministic(device, threads or cfg.train.threads, cfg.train.tf32), stop_on_signals() as stop, contextlib.ExitStack() as held:
         if resume:
             held.enter_context(resume_point.lock(out))  # a second `--resume` of this folder gets one line
@@ -208,7 +211,7 @@ class SoloStepper:
         else:
             tokens, targets = task.train_set(cfg.train.order_seed + DATA_SEED_OFFSET)
         self.tokens, self.targets = tokens.to(device), targets.to(device)
-        self.autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.train.bf16 and device == "cuda")
+        self.autocast = bf16_autocast(device, cfg.train.bf16)
         self.params = [p for p in model.parameters() if p.requires_grad]
         self.logits_fn = model_logits(model, self.autocast, task.target_positions)
         self.perm, self.perm_epoch = None, None

@@ -113,11 +113,20 @@ def test_a_stop_at_outside_the_run_is_one_line_exit_2(value, tmp_path, capsys):
     assert len(err.splitlines()) == 1 and "stop" in err and not out.exists()
 
 
-def test_bf16_on_a_cpu_run_warns_that_it_trains_in_float32(tmp_path):
-    import pytest
+def test_bf16_on_a_cpu_run_trains_under_bf16_autocast_close_to_float32(tmp_path):
+    import warnings
 
+    from mechinit.runs import read_metrics
     from mechinit.training.trainer import train
     from tests.conftest import build_cfg
 
-    with pytest.warns(UserWarning, match="train.bf16 acts on CUDA only: this cpu run trains in float32"):
-        train(build_cfg(**{"train.bf16": True, "train.epochs": 1, "train.device": "cpu"}), tmp_path / "run", quiet=True)
+    losses = {}
+    for bf16 in (False, True):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)  # no "trains in float32" warning any more
+            train(build_cfg(**{"train.bf16": bf16, "train.epochs": 2, "train.device": "cpu"}), tmp_path / f"bf16-{bf16}", quiet=True)
+        losses[bf16] = [r["train_loss"] for r in read_metrics(tmp_path / f"bf16-{bf16}") if r.get("train_loss") is not None]
+    assert len(losses[True]) == len(losses[False]) >= 1
+    gaps = [abs(a - b) for a, b in zip(losses[True], losses[False])]
+    assert max(gaps) > 1e-7  # bf16 acted: float32 would repeat the loss bit for bit
+    assert max(gaps) < 0.05 * max(losses[False])  # and stayed near float32

@@ -2,12 +2,18 @@
 resume point there, then its fate read-out appended to predictions.jsonl (before any run is continued).
 
 usage: python experiments/seed-odds/grid.py RUNS_DIR [--record DIR] [--jobs N] [--only NAME ...] [--list]
+       python experiments/seed-odds/grid.py RUNS_DIR --continue NAME [NAME ...] [--record DIR] [--jobs N]
 
 Run it from a pinned checkout (git worktree add ../frozen-odds COMMIT, with its own .venv): every run and
 every prediction records that commit. Rerun the same line to continue: a run past 1,850 is skipped, a run
 with an earlier resume point resumes, a prediction already recorded is not recorded again. --record is the
 checkout whose experiments/seed-odds/ receives predictions.jsonl and each run's config.json and
 metrics.jsonl (default: this one).
+
+--continue trains the named runs on from their resume point at 1,850 to the run's end (step 8,880), but
+only a run whose prediction is in the committed predictions.jsonl of the --record checkout (HEAD): the
+prediction is on record before the run goes past 1,850. A finished run's config and metrics are copied as
+before and its outcome is appended to outcomes.jsonl (final and max-over-training (4,3) accuracies).
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ GRID = {  # name -> extra arguments, in the order they run
     **{f"a-authors1init-data{k}": ["--replay", "authors:1:init", "--set", f"train.data_seed={k}"] for k in (1, 2, 3)},
     **{f"b-init{k}-data0": ["--set", f"train.init_seed={k}", "--set", "train.data_seed=0"] for k in range(3, 9)},
     **{f"c-authors{k}": ["--replay", f"authors:{k}"] for k in (2, 3)},
+    # (d)'s swap: the authors' seed-1 initial weights with our data seed 0, as experiments/cpu-regime/paper-width/
+    # g0.8-their-init-our-data was drawn (stopped at 1,850 there); it must retrace those metrics to 1,850
+    "d-swap-authors1init-data0": ["--replay", "authors:1:init", "--set", "train.data_seed=0"],
 }
 
 
@@ -60,6 +69,52 @@ def train_to_stop(name: str, runs: Path) -> Path:
     return run
 
 
+def committed_predictions(record_dir: Path) -> set[str]:
+    """The runs whose prediction is in predictions.jsonl as committed at HEAD of the record checkout."""
+    shown = subprocess.run(["git", "-C", str(record_dir), "show", "HEAD:./predictions.jsonl"], capture_output=True, text=True)
+    if shown.returncode != 0:
+        return set()
+    return {json.loads(line)["run"] for line in shown.stdout.splitlines() if line.strip()}
+
+
+def continue_to_end(name: str, runs: Path, record_dir: Path) -> None:
+    """Train ``name`` on from its resume point to the run's end; copy its records and append its outcome."""
+    run = runs / name
+    if not (run / "model.safetensors").is_file():
+        at = step_of(run)
+        if at is None or at < STOP:
+            raise SystemExit(f"{name}: no resume point at or past step {STOP} in {run}; run the grid to {STOP} first")
+        if name not in committed_predictions(record_dir):
+            raise SystemExit(f"{name}: its prediction at {STOP} is not committed in {record_dir}/predictions.jsonl; "
+                             "commit it before the run goes on")
+        with open(runs / f"{name}.log", "a") as log:
+            subprocess.run(["nice", "-n", "19", sys.executable, "-m", "mechinit", "train", "--resume", str(run), "--quiet"],
+                           stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"}, check=True)
+    record_outcome(name, run, record_dir)
+
+
+def record_outcome(name: str, run: Path, record_dir: Path) -> None:
+    from mechinit.files import read_metrics
+
+    path = record_dir / "outcomes.jsonl"
+    done = {json.loads(line)["run"] for line in path.read_text().splitlines() if line.strip()} if path.is_file() else set()
+    if name in done:
+        return
+    folder = record_dir / name
+    folder.mkdir(parents=True, exist_ok=True)
+    for file in ("config.json", "metrics.jsonl"):
+        shutil.copy2(run / file, folder / file)
+    rows = [r for r in read_metrics(run) if "4,3" in r.get("pairs", {})]
+    last = rows[-1]["pairs"]["4,3"]
+    row = {"run": name, "commit": commit(), "step": rows[-1]["step"], "label": last.get("label"),
+           "inferential": last.get("inferential"), "symmetric": last.get("symmetric"),
+           "max_inferential": max(r["pairs"]["4,3"]["inferential"] for r in rows),
+           "max_symmetric": max(r["pairs"]["4,3"]["symmetric"] for r in rows)}
+    with open(path, "a") as f:
+        f.write(json.dumps(row) + "\n")
+    print(f"{name}: ended (4,3) {row['label']} (inferential {row['inferential']:.3f}, symmetric {row['symmetric']:.3f})", flush=True)
+
+
 def record(name: str, run: Path, record_dir: Path) -> None:
     from mechinit.readout import fate
 
@@ -85,7 +140,16 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--continue", dest="cont", nargs="+", default=None, metavar="NAME",
+                    help="train these runs on from 1,850 to the end (their prediction must be committed)")
     args = ap.parse_args()
+    if args.cont is not None:
+        unknown = [n for n in args.cont if n not in GRID]
+        if unknown:
+            raise SystemExit(f"--continue: unknown run {unknown[0]!r}; the grid's runs: {', '.join(GRID)}")
+        with ThreadPoolExecutor(args.jobs) as pool:
+            list(pool.map(lambda n: continue_to_end(n, args.runs, args.record), args.cont))
+        return 0
     names = [n for n in GRID if args.only is None or n in args.only]
     if args.list:
         print("\n".join(f"{n}: mechinit train {' '.join(COMMON + GRID[n])} --stop-at {STOP}" for n in names))

@@ -4,7 +4,7 @@ recorded calls beside what the runs did.
 
 usage: python experiments/seed-odds/table.py            (prints markdown)
 
-Reads the grid's records here (predictions.jsonl, <run>/metrics.jsonl) and the earlier paper-width
+Reads the grid's records here (predictions.jsonl, outcomes.jsonl, <run>/metrics.jsonl) and the earlier paper-width
 runs under experiments/cpu-regime/paper-width/. A run is on the slow path when its seen-pair test
 accuracy at step 1,850 is below 0.2 (the fast-path runs are at 0.28-0.39 there, the slow ones at 0.05-0.13).
 """
@@ -59,13 +59,15 @@ def row_at(rows: list[dict], step: int) -> dict | None:
     return next((r for r in rows if r["step"] == step), None)
 
 
+def records(name: str) -> dict[str, dict]:
+    """The rows of ``HERE/name`` (a jsonl of one row per run), by run."""
+    path = HERE / name
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+    return {r["run"]: r for r in rows}
+
+
 def runs() -> list[dict]:
-    predictions = {}
-    if (HERE / "predictions.jsonl").is_file():
-        for line in (HERE / "predictions.jsonl").read_text().splitlines():
-            if line.strip():
-                p = json.loads(line)
-                predictions[p["run"]] = p
+    predictions = records("predictions.jsonl")
     found = []
     for name, (init, data) in EARLIER_RUNS.items():
         found.append({"run": name, "where": f"experiments/cpu-regime/paper-width/{name}", "init": init, "data": data,
@@ -81,9 +83,33 @@ def runs() -> list[dict]:
         last = r["rows"][-1] if r["rows"] else {}
         r["last_step"] = last.get("step")
         pair = last.get("pairs", {}).get("4,3", {})
-        r["final"] = (f"{last.get('verdict')} (inferential {pair.get('inferential'):.2f}, symmetric {pair.get('symmetric'):.2f})"
-                      if last.get("step") == 8880 and pair else f"stopped at {last.get('step')}")
+        r["outcome"] = None
+        if last.get("step") == 8880 and pair:
+            tracked = [x["pairs"]["4,3"] for x in r["rows"] if "4,3" in x.get("pairs", {})]
+            r["outcome"] = {"label": pair.get("label"), "inferential": pair["inferential"], "symmetric": pair["symmetric"],
+                            "max_inferential": max(t["inferential"] for t in tracked),
+                            "max_symmetric": max(t["symmetric"] for t in tracked)}
+        o = r["outcome"]
+        r["final"] = (f"(4,3)={o['label']} (inferential {o['inferential']:.2f}, symmetric {o['symmetric']:.2f}; "
+                      f"max {o['max_inferential']:.2f} / {o['max_symmetric']:.2f})" if o else f"stopped at {last.get('step')}")
     return found
+
+
+def hits(found: list[dict]) -> None:
+    """The fate rule's recorded calls at 1,850 against how the continued runs ended."""
+    called = [r for r in found if r["prediction"] and r["outcome"]]
+    print("| run | fate at 1,850 | ended | call |")
+    print("|---|---|---|---|")
+    for r in called:
+        verdict, label = r["prediction"]["verdict"], r["outcome"]["label"]
+        call = "no call" if verdict == "uncertain" else ("hit" if verdict == label else "miss")
+        print(f"| {r['run']} | {r['prediction']['first_line']} | {label} | {call} |")
+    made = [r for r in called if r["prediction"]["verdict"] != "uncertain"]
+    right = sum(r["prediction"]["verdict"] == r["outcome"]["label"] for r in made)
+    brier = [(r["prediction"]["p_inferential"] - (r["outcome"]["label"] == "inferential")) ** 2 for r in called]
+    print()
+    print(f"Continued runs with a recorded call: {len(called)}; calls made (not `uncertain`): {len(made)}, right: {right}; "
+          f"Brier score of p_inferential: {sum(brier) / len(brier):.3f}" if called else "No continued run with a recorded call yet.")
 
 
 def main() -> None:
@@ -106,6 +132,8 @@ def main() -> None:
         k, n = sum(r["slow"] for r in rs), len(rs)
         lo, hi = wilson(k, n)
         print(f"| {label} | {k} | {n} | {k / n if n else float('nan'):.2f} | [{lo:.2f}, {hi:.2f}] |")
+    print()
+    hits(found)
 
 
 if __name__ == "__main__":

@@ -129,6 +129,17 @@ def reduction(spec: dict) -> str:
     return f"each cell takes the mean ± std over {mean}" if mean else "each cell is one run"
 
 
+def scope(summary: dict) -> str:
+    """How many cells over which axes, in words: ``4 cells over ['init.gamma', 'model.n_layers']``, or
+    ``1 cell (no axis besides ['train.seed'])`` for a sweep of seeds only."""
+    n, axes = len(summary["cells"]), list(summary["axes"])
+    cells = f"{n} cell{'' if n == 1 else 's'}"
+    if axes:
+        return f"{cells} over {axes}"
+    varied = [*(summary["spec"].get("best_over") or []), *(summary["spec"].get("mean_over") or [])]
+    return f"{cells} (no axis besides {varied})" if varied else f"{cells} (nothing varies)"
+
+
 def write_report(out_dir: str | Path, summary: dict) -> Path:
     import html
 
@@ -141,7 +152,7 @@ def write_report(out_dir: str | Path, summary: dict) -> Path:
     done = sum(1 for r in records if not r.get("missing"))
     partial = (f"<p><b>Partial: {done} of {len(records)} runs finished</b>; a cell with a run missing is null (blank) until "
                "its runs finish.</p>") if done < len(records) else ""
-    body = (f"<h1>mechinit sweep</h1>{partial}<p>{len(summary['cells'])} cells over {html.escape(str(summary['axes']))}; "
+    body = (f"<h1>mechinit sweep</h1>{partial}<p>{html.escape(scope(summary))}; "
             f"{html.escape(reduction(summary['spec']))}"
             f"{f'; {html.escape(note)}' if note else ''}; failed runs: {len(summary.get('failed', {}))}</p>"
             f"<ul>{failed}</ul>{cells_table(summary)}{figs}")

@@ -116,11 +116,14 @@ class AnchorVocabulary(Vocabulary):
             means = [None if any(e is None for e in per_pair[n]) else sum(per_pair[n]) / len(per_pair[n]) for n in names]
             done = sum(1 for r in c["runs"] if not r.get("missing"))
             short = sum(1 for r in c["runs"] if any(e is None for e in (r.get("epochs_to_pair_acc") or {}).values()))
-            label = ", ".join(f"{k}={v}" for k, v in c["axes"].items())
+            label = ", ".join(f"{k}={v}" for k, v in c["axes"].items()) or "all runs"
             gap = f"; {short} never reach {PAIR_ACC_TARGET:.0%} on some pair, which has no bar" if short else ""
             fig.add_trace(go.Bar(x=[f"({n})" for n in names], y=means, name=f"{label} (mean of {done} of {len(c['runs'])} runs{gap})"))
-        fig.update_layout(title=f"epochs for each seen pair to reach {PAIR_ACC_TARGET:.0%} training accuracy", xaxis_title="seen pair",
-                          yaxis_title="epochs", barmode="group")
+        title = f"epochs for each seen pair to reach {PAIR_ACC_TARGET:.0%} training accuracy"
+        if all(y is None for trace in fig.data for y in trace.y):
+            title += f" (no bars: every pair has a finished run that never brings it to {PAIR_ACC_TARGET:.0%})"
+        fig.update_layout(title=title, xaxis_title="seen pair",
+                          yaxis_title="epochs", barmode="group", showlegend=True)
         return [fig]
 
 

@@ -353,3 +353,21 @@ def test_reduce_only_tables_the_finished_runs_and_trains_nothing(tmp_path, capsy
     assert f"failed: {missing}" in capsys.readouterr().out
 
 
+
+
+def test_a_seeds_only_sweep_says_it_has_one_cell_and_why_its_fig19_has_no_bars(tmp_path):
+    from mechinit.sweeps.report import write_report
+    from mechinit.tasks.anchor_vocabulary import ANCHOR
+
+    spec = SweepSpec(BASE, {"train.seed": (0, 1)})
+    for cfg in spec.configs():  # pair (1,1) reaches 60% in seed 0 only: no pair has a mean over both seeds
+        reached = (0.1, 0.7) if cfg.train.seed == 0 else (0.1, 0.5)
+        _fake_run(tmp_path / "runs" / run_id(cfg), 0.1, 0.9, 1.0, pair_acc=(reached,))
+    summary = reduce_runs(spec, tmp_path / "runs")
+    summary["failed"] = {}
+    assert summary["axes"] == []
+    (fig19,) = ANCHOR.figures(summary)
+    assert [t.name for t in fig19.data] == ["all runs (mean of 2 of 2 runs; 1 never reach 60% on some pair, which has no bar)"]
+    assert fig19.layout.title.text.endswith("(no bars: every pair has a finished run that never brings it to 60%)")
+    html = write_report(tmp_path, summary).read_text()
+    assert "1 cell (no axis besides [&#x27;train.seed&#x27;]);" in html and "cells over []" not in html

@@ -98,9 +98,12 @@ def _parser() -> argparse.ArgumentParser:
     zp.add_argument("--dtype", choices=("float32", "float16"), default="float32",
                     help="dtype of the final weights (float16: the float32 held-out accuracies are recorded beside them)")
     zp.add_argument("--description", help="a paragraph for the model card: what this model is")
+    za = zsub.add_parser("alias", help="point an alias at an entry (moving it if it pointed elsewhere)")
+    za.add_argument("alias")
+    za.add_argument("id")
     zv = zsub.add_parser("verify", help="check sha256 of every file of one or all entries")
     zv.add_argument("id", nargs="?")
-    for zp_ in (zl, zs, zp, zv):
+    for zp_ in (zl, zs, zp, za, zv):
         zp_.add_argument("--zoo", type=Path, help="zoo folder (searched first; publish target)")
     return p
 
@@ -222,6 +225,9 @@ def _zoo(args) -> int:
         print(zoo.publish(args.run_dir, id=args.id, aliases=tuple(args.alias), zoo_dir=args.zoo,
                           snapshot_dtype=args.snapshot_dtype, snapshots=not args.no_snapshots, dtype=args.dtype,
                           description=args.description))
+    elif args.zoo_command == "alias":
+        before = zoo.point_alias(args.alias, args.id, zoo_dir=args.zoo)
+        print(f"{args.alias}: {before} -> {args.id}" if before not in (None, args.id) else f"{args.alias}: {args.id}")
     else:
         report = zoo.verify(args.id, zoo_dir=args.zoo)
         for entry_id, status in report.items():

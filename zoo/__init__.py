@@ -5,6 +5,7 @@
 >>> zoo.load("small-init@step100")          # a training snapshot
 >>> zoo.list(gamma=1.0)                      # a pandas table of entries
 >>> zoo.publish("runs/my-run", aliases=("mine",))
+>>> zoo.point_alias("mine", "anchor-post-L2-d128-g1.00-s1-95d4f3")   # move an alias to another entry
 """
 
 from mechinit.zoo.api import card, load, load_target, resolve, target, verify  # noqa: A004
@@ -20,4 +21,11 @@ def publish(run_dir, **kwargs):
     return _publish(run_dir, **kwargs)
 
 
-__all__ = ["card", "list", "load", "load_target", "target", "publish", "resolve", "verify", "ZooError", "user_zoo"]
+def point_alias(alias, entry_id, **kwargs):
+    """Point an alias at an entry, moving it if it pointed elsewhere (see :func:`zoo.publishing.point_alias`)."""
+    from mechinit.zoo.publishing import point_alias as _point_alias
+
+    return _point_alias(alias, entry_id, **kwargs)
+
+
+__all__ = ["card", "list", "load", "load_target", "target", "publish", "point_alias", "resolve", "verify", "ZooError", "user_zoo"]

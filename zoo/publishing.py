@@ -150,3 +150,23 @@ def publish(run_dir: str | Path, id: str | None = None, aliases: tuple[str, ...]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return entry_id
+
+
+def point_alias(alias: str, entry_id: str, zoo_dir: str | Path | None = None) -> str | None:
+    """Point ``alias`` at ``entry_id``, an entry of ``zoo_dir`` (default: the user zoo), moving it if it
+    pointed elsewhere in that zoo; returns the id it pointed at before (``None``: a new alias). Ids never
+    change; an alias is how a zoo says "this is now the model of that name". The alias may not be an id,
+    nor an alias of another zoo that a lookup searches first or after (one namespace)."""
+    check_name(alias, "alias")
+    check_name(entry_id)
+    zoo_dir = Path(zoo_dir) if zoo_dir is not None else user_zoo()
+    with locked(zoo_dir):
+        index = read_index(zoo_dir)
+        if entry_id not in index["entries"]:
+            raise ZooError(f"no entry {entry_id} in {zoo_dir}; an alias points at an entry of its own zoo")
+        before = index["aliases"].get(alias)
+        others = dict(index, aliases={k: v for k, v in index["aliases"].items() if k != alias})
+        _check_namespace(entry_id, (alias,), zoo_dir, others)
+        index["aliases"][alias] = entry_id
+        write_index(zoo_dir, index)
+    return before

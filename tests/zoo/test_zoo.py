@@ -256,3 +256,23 @@ def test_a_run_whose_weights_do_not_load_is_never_published(run_dir, zoo_dir, tm
     with pytest.raises(ZooError, match="weights do not load"):
         zoo.publish(bad, id="bad", zoo_dir=zoo_dir)
     assert not (zoo_dir / "bad").exists() and not list(zoo_dir.glob(".tmp-*")) if zoo_dir.exists() else True
+
+
+def test_an_alias_moves_to_another_entry_of_its_zoo_and_never_onto_an_id(run_dir, zoo_dir, capsys):
+    zoo.publish(run_dir, id="e-old", aliases=("tiny-ref",), zoo_dir=zoo_dir)
+    zoo.publish(run_dir, id="e-new", zoo_dir=zoo_dir)
+    assert zoo.point_alias("tiny-ref", "e-new", zoo_dir=zoo_dir) == "e-old"
+    assert zoo.resolve("tiny-ref", zoo_dir=zoo_dir).id == "e-new" and zoo.resolve("e-old", zoo_dir=zoo_dir).id == "e-old"
+    assert zoo.point_alias("fresh", "e-old", zoo_dir=zoo_dir) is None
+    with pytest.raises(ZooError, match="no entry e-none in"):
+        zoo.point_alias("tiny-ref", "e-none", zoo_dir=zoo_dir)
+    with pytest.raises(ZooError, match="is a zoo id"):
+        zoo.point_alias("e-old", "e-new", zoo_dir=zoo_dir)
+    with pytest.raises(ZooError, match="already points at"):  # a shipped alias cannot be taken over by a user zoo
+        zoo.point_alias("small-init", "e-new", zoo_dir=zoo_dir)
+    assert zoo.resolve("tiny-ref", zoo_dir=zoo_dir).id == "e-new"  # the refusals changed nothing
+    assert main(["zoo", "alias", "tiny-ref", "e-old", "--zoo", str(zoo_dir)]) == 0
+    assert capsys.readouterr().out.strip() == "tiny-ref: e-new -> e-old"
+    assert main(["zoo", "alias", "tiny-ref", "e-none", "--zoo", str(zoo_dir)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no entry e-none" in err

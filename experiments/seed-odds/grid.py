@@ -93,44 +93,48 @@ def continue_to_end(name: str, runs: Path, record_dir: Path) -> None:
     record_outcome(name, run, record_dir)
 
 
-def record_outcome(name: str, run: Path, record_dir: Path) -> None:
-    from mechinit.files import read_metrics
-
-    path = record_dir / "outcomes.jsonl"
+def append_once(path: Path, name: str, run: Path, make_row) -> dict | None:
+    """Append ``make_row()`` to the jsonl ``path`` unless it already holds a row for ``name``, after copying
+    the run's config.json and metrics.jsonl into ``path.parent/name``; returns the row (None: already there)."""
     done = {json.loads(line)["run"] for line in path.read_text().splitlines() if line.strip()} if path.is_file() else set()
     if name in done:
-        return
-    folder = record_dir / name
+        return None
+    folder = path.parent / name
     folder.mkdir(parents=True, exist_ok=True)
     for file in ("config.json", "metrics.jsonl"):
         shutil.copy2(run / file, folder / file)
-    rows = [r for r in read_metrics(run) if "4,3" in r.get("pairs", {})]
-    last = rows[-1]["pairs"]["4,3"]
-    row = {"run": name, "commit": commit(), "step": rows[-1]["step"], "label": last.get("label"),
-           "inferential": last.get("inferential"), "symmetric": last.get("symmetric"),
-           "max_inferential": max(r["pairs"]["4,3"]["inferential"] for r in rows),
-           "max_symmetric": max(r["pairs"]["4,3"]["symmetric"] for r in rows)}
+    row = {"run": name, **make_row()}
     with open(path, "a") as f:
         f.write(json.dumps(row) + "\n")
-    print(f"{name}: ended (4,3) {row['label']} (inferential {row['inferential']:.3f}, symmetric {row['symmetric']:.3f})", flush=True)
+    return row
+
+
+def record_outcome(name: str, run: Path, record_dir: Path) -> None:
+    from mechinit.files import read_metrics
+
+    def outcome() -> dict:
+        rows = [r for r in read_metrics(run) if "4,3" in r.get("pairs", {})]
+        last = rows[-1]["pairs"]["4,3"]
+        return {"commit": commit(), "step": rows[-1]["step"], "label": last.get("label"),
+                "inferential": last.get("inferential"), "symmetric": last.get("symmetric"),
+                "max_inferential": max(r["pairs"]["4,3"]["inferential"] for r in rows),
+                "max_symmetric": max(r["pairs"]["4,3"]["symmetric"] for r in rows)}
+
+    row = append_once(record_dir / "outcomes.jsonl", name, run, outcome)
+    if row is not None:
+        print(f"{name}: ended (4,3) {row['label']} (inferential {row['inferential']:.3f}, symmetric {row['symmetric']:.3f})", flush=True)
 
 
 def record(name: str, run: Path, record_dir: Path) -> None:
     from mechinit.readout import fate
 
-    path = record_dir / "predictions.jsonl"
-    done = {json.loads(line)["run"] for line in path.read_text().splitlines() if line.strip()} if path.is_file() else set()
-    if name in done:
-        return
-    folder = record_dir / name
-    folder.mkdir(parents=True, exist_ok=True)
-    for file in ("config.json", "metrics.jsonl"):
-        shutil.copy2(run / file, folder / file)
-    called = fate(run, at=STOP)
-    row = {"run": name, "rule_commit": commit(), "rule": called.rule, "first_line": called.first_line(), **called.to_dict()}
-    with open(path, "a") as f:
-        f.write(json.dumps(row) + "\n")
-    print(f"{name}: {called.first_line()}", flush=True)
+    def prediction() -> dict:
+        called = fate(run, at=STOP)
+        return {"rule_commit": commit(), "rule": called.rule, "first_line": called.first_line(), **called.to_dict()}
+
+    row = append_once(record_dir / "predictions.jsonl", name, run, prediction)
+    if row is not None:
+        print(f"{name}: {row['first_line']}", flush=True)
 
 
 def main() -> int:

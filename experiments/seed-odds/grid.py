@@ -40,6 +40,9 @@ GRID = {  # name -> extra arguments, in the order they run
     # (d)'s swap: the authors' seed-1 initial weights with our data seed 0, as experiments/cpu-regime/paper-width/
     # g0.8-their-init-our-data was drawn (stopped at 1,850 there); it must retrace those metrics to 1,850
     "d-swap-authors1init-data0": ["--replay", "authors:1:init", "--set", "train.data_seed=0"],
+    # (e), as cores allow: γ 1.0 and γ 0.5 on init seeds 3-6 with data seed 0
+    **{f"e-g{g}-init{k}-data0": ["--set", f"init.gamma={g}", "--set", f"train.init_seed={k}", "--set", "train.data_seed=0"]
+       for g in ("1.0", "0.5") for k in range(3, 7)},
 }
 
 

@@ -20,7 +20,7 @@ from mechinit.files import read_metrics
 HERE = Path(__file__).resolve().parent
 EARLIER = HERE.parents[0] / "cpu-regime" / "paper-width"
 AT, SLOW_BELOW = 1850, 0.2
-# the earlier runs at γ 0.8: folder -> (initial draw, data and batch order)
+# the earlier paper-width runs: folder -> (initial draw, data and batch order)
 EARLIER_RUNS = {
     "g0.8-authors-seed": ("authors seed 1", "authors seed 1"),
     "g0.8-their-init-our-data": ("authors seed 1", "mechinit seed 0"),
@@ -28,6 +28,7 @@ EARLIER_RUNS = {
     "g0.8": ("mechinit seed 0", "mechinit seed 0"),
     "g0.8-s1": ("mechinit seed 1", "mechinit seed 1"),
     "g0.8-s2": ("mechinit seed 2", "mechinit seed 2"),
+    "g0.5": ("mechinit seed 0", "mechinit seed 0"),
 }
 
 
@@ -71,10 +72,13 @@ def runs() -> list[dict]:
     found = []
     for name, (init, data) in EARLIER_RUNS.items():
         found.append({"run": name, "where": f"experiments/cpu-regime/paper-width/{name}", "init": init, "data": data,
+                      "gamma": json.loads((EARLIER / name / "config.json").read_text())["init"]["gamma"],
                       "rows": read_metrics(EARLIER / name), "prediction": None})
     for folder in sorted(p for p in HERE.iterdir() if (p / "metrics.jsonl").is_file()):
-        init, data = sources(json.loads((folder / "config.json").read_text()))
+        config = json.loads((folder / "config.json").read_text())
+        init, data = sources(config)
         found.append({"run": folder.name, "where": f"experiments/seed-odds/{folder.name}", "init": init, "data": data,
+                      "gamma": config["init"]["gamma"],
                       "rows": read_metrics(folder), "prediction": predictions.get(folder.name)})
     for r in found:
         at = row_at(r["rows"], AT)
@@ -114,19 +118,22 @@ def hits(found: list[dict]) -> None:
 
 def main() -> None:
     found = [r for r in runs() if r["slow"] is not None]
-    print("| run | initial draw | data order | loss at 1,850 | seen-pair acc at 1,850 | path | fate at 1,850 (rule 1) | end |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| run | γ | initial draw | data order | loss at 1,850 | seen-pair acc at 1,850 | path | fate at 1,850 (rule 1) | end |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in found:
         fate = r["prediction"]["first_line"] if r["prediction"] else "— (before the rule)"
-        print(f"| {r['run']} | {r['init']} | {r['data']} | {r['loss']:.3f} | {r['seen']:.3f} | {'slow' if r['slow'] else 'fast'} | "
+        print(f"| {r['run']} | {r['gamma']} | {r['init']} | {r['data']} | {r['loss']:.3f} | {r['seen']:.3f} | {'slow' if r['slow'] else 'fast'} | "
               f"{fate} | {r['final']} |")
     print()
+    at = {g: [r for r in found if r["gamma"] == g] for g in sorted({r["gamma"] for r in found}, reverse=True)}
+    eight = at.get(0.8, [])
     groups = {
-        "the authors' seed-1 initial draw, any data order": [r for r in found if r["init"] == "authors seed 1"],
-        "other initial draws (mechinit's, the authors' other seeds)": [r for r in found if r["init"] != "authors seed 1"],
-        "the authors' seed-1 data order, any initial draw": [r for r in found if r["data"] == "authors seed 1"],
+        "γ 0.8, the authors' seed-1 initial draw, any data order": [r for r in eight if r["init"] == "authors seed 1"],
+        "γ 0.8, other initial draws (mechinit's, the authors' other seeds)": [r for r in eight if r["init"] != "authors seed 1"],
+        "γ 0.8, the authors' seed-1 data order, any initial draw": [r for r in eight if r["data"] == "authors seed 1"],
+        **{f"γ {g}, mechinit's initial draws": [r for r in rs if r["init"].startswith("mechinit")] for g, rs in at.items()},
     }
-    print("| γ 0.8 runs | slow at 1,850 | N | share | Wilson 95% |")
+    print("| runs | slow at 1,850 | N | share | Wilson 95% |")
     print("|---|---|---|---|---|")
     for label, rs in groups.items():
         k, n = sum(r["slow"] for r in rs), len(rs)

@@ -1,7 +1,7 @@
 """The seed-odds grid at paper width: γ 0.8, lr 2e-4, the `paper-code` recipe, each run to step 1,850 with a
 resume point there, then its fate read-out appended to predictions.jsonl (before any run is continued).
 
-usage: python experiments/seed-odds/grid.py RUNS_DIR [--record DIR] [--jobs N] [--only NAME ...] [--list]
+usage: python experiments/seed-odds/grid.py RUNS_DIR [--record DIR] [--jobs N] [--only NAME ...] [--list] [--bf16]
        python experiments/seed-odds/grid.py RUNS_DIR --continue NAME [NAME ...] [--record DIR] [--jobs N]
 
 Run it from a pinned checkout (git worktree add ../frozen-odds COMMIT, with its own .venv): every run and
@@ -55,7 +55,7 @@ def step_of(run: Path) -> int | None:
     return json.loads(state.read_text())["step"] if state.is_file() else None
 
 
-def train_to_stop(name: str, runs: Path) -> Path:
+def train_to_stop(name: str, runs: Path, bf16: bool = False) -> Path:
     run = runs / name
     mechinit = [sys.executable, "-m", "mechinit"]
     at = step_of(run)
@@ -64,7 +64,8 @@ def train_to_stop(name: str, runs: Path) -> Path:
     log = open(runs / f"{name}.log", "a")
     if at is None:
         shutil.rmtree(run, ignore_errors=True)
-        argv = mechinit + ["train", *COMMON, *GRID[name], "--out", str(run), "--stop-at", str(STOP), "--quiet"]
+        precision = ["--set", "train.bf16=true"] if bf16 else []
+        argv = mechinit + ["train", *COMMON, *GRID[name], *precision, "--out", str(run), "--stop-at", str(STOP), "--quiet"]
     else:
         argv = mechinit + ["train", "--resume", str(run), "--stop-at", str(STOP), "--quiet"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -147,6 +148,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--bf16", action="store_true",
+                    help="start new runs under bf16 autocast (a run keeps the precision it started with)")
     ap.add_argument("--continue", dest="cont", nargs="+", default=None, metavar="NAME",
                     help="train these runs on from 1,850 to the end (their prediction must be committed)")
     args = ap.parse_args()
@@ -164,7 +167,7 @@ def main() -> int:
     args.runs.mkdir(parents=True, exist_ok=True)
 
     def one(name: str) -> None:
-        run = train_to_stop(name, args.runs)
+        run = train_to_stop(name, args.runs, args.bf16)
         record(name, run, args.record)
 
     with ThreadPoolExecutor(args.jobs) as pool:

@@ -72,13 +72,13 @@ def runs() -> list[dict]:
     found = []
     for name, (init, data) in EARLIER_RUNS.items():
         found.append({"run": name, "where": f"experiments/cpu-regime/paper-width/{name}", "init": init, "data": data,
-                      "gamma": json.loads((EARLIER / name / "config.json").read_text())["init"]["gamma"],
+                      "gamma": json.loads((EARLIER / name / "config.json").read_text())["init"]["gamma"], "bf16": False,
                       "rows": read_metrics(EARLIER / name), "prediction": None})
     for folder in sorted(p for p in HERE.iterdir() if (p / "metrics.jsonl").is_file()):
         config = json.loads((folder / "config.json").read_text())
         init, data = sources(config)
         found.append({"run": folder.name, "where": f"experiments/seed-odds/{folder.name}", "init": init, "data": data,
-                      "gamma": config["init"]["gamma"],
+                      "gamma": config["init"]["gamma"], "bf16": config["train"].get("bf16", False),
                       "rows": read_metrics(folder), "prediction": predictions.get(folder.name)})
     for r in found:
         at = row_at(r["rows"], AT)
@@ -118,11 +118,11 @@ def hits(found: list[dict]) -> None:
 
 def main() -> None:
     found = [r for r in runs() if r["slow"] is not None]
-    print("| run | γ | initial draw | data order | loss at 1,850 | seen-pair acc at 1,850 | path | fate at 1,850 (rule 1) | end |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| run | γ | precision | initial draw | data order | loss at 1,850 | seen-pair acc at 1,850 | path | fate at 1,850 (rule 1) | end |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in found:
         fate = r["prediction"]["first_line"] if r["prediction"] else "— (before the rule)"
-        print(f"| {r['run']} | {r['gamma']} | {r['init']} | {r['data']} | {r['loss']:.3f} | {r['seen']:.3f} | {'slow' if r['slow'] else 'fast'} | "
+        print(f"| {r['run']} | {r['gamma']} | {'bf16' if r['bf16'] else 'fp32'} | {r['init']} | {r['data']} | {r['loss']:.3f} | {r['seen']:.3f} | {'slow' if r['slow'] else 'fast'} | "
               f"{fate} | {r['final']} |")
     print()
     at = {g: [r for r in found if r["gamma"] == g] for g in sorted({r["gamma"] for r in found}, reverse=True)}

@@ -3,6 +3,7 @@ their initial draw and their data order come from, with Wilson 95% intervals, an
 recorded calls beside what the runs did.
 
 usage: python experiments/seed-odds/table.py            (prints markdown)
+       python experiments/seed-odds/table.py --write    (puts the tables into README.md here and docs/seed-odds.md)
 
 Reads the grid's records here (predictions.jsonl, outcomes.jsonl, <run>/metrics.jsonl) and the earlier paper-width
 runs under experiments/cpu-regime/paper-width/. A run is on the slow path when its seen-pair test
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 
 from mechinit.files import read_metrics
@@ -99,32 +101,32 @@ def runs() -> list[dict]:
     return found
 
 
-def hits(found: list[dict]) -> None:
+def hits(found: list[dict]) -> list[str]:
     """The fate rule's recorded calls at 1,850 against how the continued runs ended."""
     called = [r for r in found if r["prediction"] and r["outcome"]]
-    print("| run | fate at 1,850 | ended | call |")
-    print("|---|---|---|---|")
+    out = ["| run | fate at 1,850 | ended | call |", "|---|---|---|---|"]
     for r in called:
         verdict, label = r["prediction"]["verdict"], r["outcome"]["label"]
         call = "no call" if verdict == "uncertain" else ("hit" if verdict == label else "miss")
-        print(f"| {r['run']} | {r['prediction']['first_line']} | {label} | {call} |")
+        out.append(f"| {r['run']} | {r['prediction']['first_line']} | {label} | {call} |")
     made = [r for r in called if r["prediction"]["verdict"] != "uncertain"]
     right = sum(r["prediction"]["verdict"] == r["outcome"]["label"] for r in made)
     brier = [(r["prediction"]["p_inferential"] - (r["outcome"]["label"] == "inferential")) ** 2 for r in called]
-    print()
-    print(f"Continued runs with a recorded call: {len(called)}; calls made (not `uncertain`): {len(made)}, right: {right}; "
-          f"Brier score of p_inferential: {sum(brier) / len(brier):.3f}" if called else "No continued run with a recorded call yet.")
+    out.append("")
+    out.append(f"Continued runs with a recorded call: {len(called)}; calls made (not `uncertain`): {len(made)}, right: {right}; "
+               f"Brier score of p_inferential: {sum(brier) / len(brier):.3f}" if called else "No continued run with a recorded call yet.")
+    return out
 
 
-def main() -> None:
+def tables() -> str:
+    """The three tables, markdown: every run, the slow-path counts with intervals, the rule's calls."""
     found = [r for r in runs() if r["slow"] is not None]
-    print("| run | γ | precision | initial draw | data order | loss at 1,850 | seen-pair acc at 1,850 | path | fate at 1,850 (rule 1) | end |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    out = ["| run | γ | precision | initial draw | data order | loss at 1,850 | seen-pair acc at 1,850 | path | fate at 1,850 (rule 1) | end |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in found:
         fate = r["prediction"]["first_line"] if r["prediction"] else "— (before the rule)"
-        print(f"| {r['run']} | {r['gamma']} | {'bf16' if r['bf16'] else 'fp32'} | {r['init']} | {r['data']} | {r['loss']:.3f} | {r['seen']:.3f} | {'slow' if r['slow'] else 'fast'} | "
-              f"{fate} | {r['final']} |")
-    print()
+        out.append(f"| {r['run']} | {r['gamma']} | {'bf16' if r['bf16'] else 'fp32'} | {r['init']} | {r['data']} | {r['loss']:.3f} | "
+                   f"{r['seen']:.3f} | {'slow' if r['slow'] else 'fast'} | {fate} | {r['final']} |")
     at = {g: [r for r in found if r["gamma"] == g] for g in sorted({r["gamma"] for r in found}, reverse=True)}
     eight = at.get(0.8, [])
     groups = {
@@ -133,15 +135,33 @@ def main() -> None:
         "γ 0.8, the authors' seed-1 data order, any initial draw": [r for r in eight if r["data"] == "authors seed 1"],
         **{f"γ {g}, mechinit's initial draws": [r for r in rs if r["init"].startswith("mechinit")] for g, rs in at.items()},
     }
-    print("| runs | slow at 1,850 | N | share | Wilson 95% |")
-    print("|---|---|---|---|---|")
+    out += ["", "| runs | slow at 1,850 | N | share | Wilson 95% |", "|---|---|---|---|---|"]
     for label, rs in groups.items():
         k, n = sum(r["slow"] for r in rs), len(rs)
         lo, hi = wilson(k, n)
-        print(f"| {label} | {k} | {n} | {k / n if n else float('nan'):.2f} | [{lo:.2f}, {hi:.2f}] |")
-    print()
-    hits(found)
+        out.append(f"| {label} | {k} | {n} | {k / n if n else float('nan'):.2f} | [{lo:.2f}, {hi:.2f}] |")
+    return "\n".join(out + [""] + hits(found))
+
+
+BEGIN, END = "<!-- seed-odds tables: python experiments/seed-odds/table.py --write -->", "<!-- /seed-odds tables -->"
+PAGES = (HERE / "README.md", HERE.parents[1] / "docs" / "seed-odds.md")
+
+
+def main(argv: list[str]) -> int:
+    text = tables()
+    if argv != ["--write"]:
+        print(text)
+        return 0
+    for page in PAGES:  # the tables between the markers, nothing else
+        old = page.read_text()
+        if BEGIN not in old or END not in old:
+            print(f"{page}: no {BEGIN} ... {END} markers", file=sys.stderr)
+            return 2
+        head, rest = old.split(BEGIN, 1)
+        page.write_text(f"{head}{BEGIN}\n{text}\n{END}{rest.split(END, 1)[1]}")
+        print(f"wrote the tables into {page}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

@@ -3,7 +3,7 @@
 # The gate for running the grid in bf16: train loss at 1,850 within 0.1 of the fp32 replay's (3.486; its
 # rerun 3.446) and seen-pair accuracy still near the slow path's (0.044–0.048), not the fast path's (≥ 0.28).
 # One thread, niced, a resume point every 37 steps; rerun the same line to continue.
-# usage: bash experiments/seed-odds/bf16_check.sh CHECKOUT [RUNS_DIR]   (CHECKOUT: a pinned worktree with .venv)
+# usage: bash experiments/seed-odds/bf16-check/run.sh CHECKOUT [RUNS_DIR]   (CHECKOUT: a pinned worktree with .venv)
 set -euo pipefail
 root=$(cd "$1" && pwd)
 out=${2:-$root/runs/bf16-check}

@@ -94,7 +94,9 @@ def _parser() -> argparse.ArgumentParser:
     zp.add_argument("--id", help="entry id (default: derived from the config)")
     zp.add_argument("--alias", action="append", default=[], help="short name pointing at the id")
     zp.add_argument("--snapshot-dtype", choices=("float32", "float16"), default="float32")
-    zp.add_argument("--no-snapshots", action="store_true", help="publish the final weights without training snapshots")
+    which = zp.add_mutually_exclusive_group()
+    which.add_argument("--no-snapshots", action="store_true", help="publish the final weights without training snapshots")
+    which.add_argument("--snapshot-steps", type=_steps, metavar="N,N,...", help="publish only the snapshots at these steps")
     zp.add_argument("--dtype", choices=("float32", "float16"), default="float32",
                     help="dtype of the final weights (float16: the float32 held-out accuracies are recorded beside them)")
     zp.add_argument("--description", help="a paragraph for the model card: what this model is")
@@ -183,10 +185,15 @@ def _fate(args) -> int:
 
 
 def _step(text: str) -> int:
-    """A ``--stop-at`` value: a non-negative integer, else one line and exit 2."""
+    """A step (``--stop-at``, ``--at``): a non-negative integer, else one line and exit 2."""
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"{text!r} is not a step (a whole number >= 0)")
     return int(text)
+
+
+def _steps(text: str) -> tuple[int, ...]:
+    """A ``--snapshot-steps`` value: whole numbers >= 0, comma-separated."""
+    return tuple(_step(part.strip()) for part in text.split(","))
 
 
 def _check_folder(path: Path | None, flag: str) -> None:
@@ -223,7 +230,8 @@ def _zoo(args) -> int:
         print(json.dumps({k: v for k, v in info.items() if k not in ("files", "card")}, indent=2))
     elif args.zoo_command == "publish":
         print(zoo.publish(args.run_dir, id=args.id, aliases=tuple(args.alias), zoo_dir=args.zoo,
-                          snapshot_dtype=args.snapshot_dtype, snapshots=not args.no_snapshots, dtype=args.dtype,
+                          snapshot_dtype=args.snapshot_dtype, dtype=args.dtype,
+                          snapshots=False if args.no_snapshots else (args.snapshot_steps or True),
                           description=args.description))
     elif args.zoo_command == "alias":
         before = zoo.point_alias(args.alias, args.id, zoo_dir=args.zoo)

@@ -57,13 +57,35 @@ def fp32_record(run_dir: Path) -> dict:
     return {"step": last.get("step"), **vocabulary_of(runs.load_run_config(run_dir).task.name).precision_record(last)}
 
 
-def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, snapshots: bool, dtype: str = "float32",
+def snapshot_steps_of(run_dir: Path) -> list[int]:
+    """The steps of the run's ``checkpoints/step{N}.safetensors`` snapshots, in order."""
+    folder = run_dir / runs.SNAPSHOTS
+    names = [p.name for p in folder.glob("step*.safetensors")] if folder.is_dir() else []
+    return sorted(int(n[len("step"):-len(".safetensors")]) for n in names if n[len("step"):-len(".safetensors")].isdigit())
+
+
+def _chosen_snapshots(run_dir: Path, snapshots: bool | tuple[int, ...]) -> set[int]:
+    """The snapshot steps to publish: all (True), none (False), or the steps given, each of which must exist."""
+    have = snapshot_steps_of(run_dir)
+    if snapshots is True or snapshots is False:
+        return set(have) if snapshots else set()
+    steps = tuple(snapshots)
+    if not steps or any(isinstance(s, bool) or not isinstance(s, int) for s in steps):
+        raise ZooError(f"snapshots takes True, False or whole step numbers; got {snapshots!r}")
+    missing = sorted(set(steps) - set(have))
+    if missing:
+        raise ZooError(f"{run_dir} has no snapshot at step {missing[0]}; its snapshots are at steps {have}")
+    return set(steps)
+
+
+def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, snapshots: bool | tuple[int, ...], dtype: str = "float32",
                 description: str | None = None) -> None:
+    chosen, have = _chosen_snapshots(run_dir, snapshots), snapshot_steps_of(run_dir)
     for src in sorted(run_dir.rglob("*")):
         rel = src.relative_to(run_dir)
         if not src.is_file() or rel.parts[0] == runs.RESUME or src.name.startswith("."):
             continue
-        if rel.parts[0] == runs.SNAPSHOTS and not snapshots:
+        if rel.parts[0] == runs.SNAPSHOTS and src.name not in {f"step{s}.safetensors" for s in chosen}:
             continue
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -74,9 +96,12 @@ def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, snapshots: bool,
         else:
             shutil.copy2(src, target)
     notes = [description] if description else []
-    if not snapshots:
+    if not chosen:
         notes.append("Training snapshots were not published with this entry (final weights only).")
-    elif snapshot_dtype != "float32":
+    elif len(chosen) < len(have):
+        notes.append(f"Training snapshots published at steps {', '.join(str(s) for s in sorted(chosen))} only "
+                     f"(the run wrote {len(have)}).")
+    if chosen and snapshot_dtype != "float32":
         notes.append(f"Training snapshots (`checkpoints/`) are stored in {snapshot_dtype}; final weights are {dtype}.")
     if dtype != "float32":
         notes.append(f"Final weights are stored in {dtype}; the accuracies above are the float32 model's at the end of training, "
@@ -113,9 +138,11 @@ def _check_namespace(entry_id: str, aliases: tuple[str, ...], zoo_dir: Path, ind
 
 
 def publish(run_dir: str | Path, id: str | None = None, aliases: tuple[str, ...] = (), zoo_dir: str | Path | None = None,
-            snapshot_dtype: str = "float32", snapshots: bool = True, dtype: str = "float32", description: str | None = None) -> str:
+            snapshot_dtype: str = "float32", snapshots: bool | tuple[int, ...] = True, dtype: str = "float32",
+            description: str | None = None) -> str:
     """Publish a finished run folder; returns its id. ``snapshot_dtype="float16"`` halves the
-    snapshots, ``snapshots=False`` leaves them out (both are noted in the entry's model card);
+    snapshots, ``snapshots=False`` leaves them out and a tuple of steps keeps only those (each must
+    exist; all three are noted in the entry's model card);
     ``dtype="float16"`` stores the final weights in half precision too, and records the float32
     run's held-out accuracies beside them (``fp32_reference``). ``description`` (a paragraph: what
     this model is) goes into the card."""
@@ -126,6 +153,7 @@ def publish(run_dir: str | Path, id: str | None = None, aliases: tuple[str, ...]
         if value not in DTYPES:
             raise ZooError(f"{name} {value!r} is not allowed; choose one of {sorted(DTYPES)}")
     _check_loadable(run_dir)
+    _chosen_snapshots(run_dir, snapshots)  # refused before anything is written
     entry_id = check_name(id if id is not None else run_id(runs.load_run_config(run_dir)))
     for alias in aliases:
         check_name(alias, "alias")
@@ -134,7 +162,8 @@ def publish(run_dir: str | Path, id: str | None = None, aliases: tuple[str, ...]
     tmp = Path(tempfile.mkdtemp(dir=zoo_dir, prefix=f".tmp-{entry_id}-"))
     try:
         _copy_entry(run_dir, tmp, snapshot_dtype, snapshots, dtype, description)
-        record = {"files": file_table(tmp), "summary": summary(run_dir), "snapshot_dtype": snapshot_dtype if snapshots else None}
+        record = {"files": file_table(tmp), "summary": summary(run_dir),
+                  "snapshot_dtype": snapshot_dtype if any(tmp.glob(f"{runs.SNAPSHOTS}/*")) else None}
         if dtype != "float32":
             record["dtype"], record["fp32_reference"] = dtype, fp32_record(run_dir)
         with locked(zoo_dir):

@@ -157,6 +157,27 @@ def test_publish_without_snapshots_is_noted_in_the_card(run_dir, zoo_dir):
     assert "stored in float16" in zoo.card(half, zoo_dir=zoo_dir)["card"]
 
 
+def test_publish_only_some_snapshots_names_them_and_refuses_a_step_the_run_lacks(run_dir, zoo_dir, capsys):
+    entry = zoo.publish(run_dir, id="some", zoo_dir=zoo_dir, snapshots=(0, 32))  # the tiny run snapshots 0, 2, 6, 13, 32
+    assert sorted(p.name for p in (zoo_dir / entry / "checkpoints").iterdir()) == ["step0.safetensors", "step32.safetensors"]
+    assert "Training snapshots published at steps 0, 32 only (the run wrote 5)." in zoo.card("some", zoo_dir=zoo_dir)["card"]
+    assert zoo.verify("some", zoo_dir=zoo_dir) == {"some": "ok"}
+    with pytest.raises(zoo.ZooError, match=r"no snapshot at step 2; it has steps \[0, 32\]"):
+        zoo.load("some@step2", zoo_dir=zoo_dir)
+    with pytest.raises(zoo.ZooError, match=r"has no snapshot at step 5; its snapshots are at steps \[0, 2, 6, 13, 32\]"):
+        zoo.publish(run_dir, id="wrong", zoo_dir=zoo_dir, snapshots=(0, 5))
+    assert not (zoo_dir / "wrong").exists() and not list(zoo_dir.glob(".tmp-*"))
+    assert main(["zoo", "publish", str(run_dir), "--id", "cli-some", "--snapshot-steps", "2,13", "--zoo", str(zoo_dir)]) == 0
+    assert sorted(p.name for p in (zoo_dir / "cli-some" / "checkpoints").iterdir()) == ["step13.safetensors", "step2.safetensors"]
+    capsys.readouterr()
+    for bad in ("2,x", "-1"):
+        with pytest.raises(SystemExit) as stop:
+            main(["zoo", "publish", str(run_dir), "--id", "cli-bad", "--snapshot-steps", bad, "--zoo", str(zoo_dir)])
+        assert stop.value.code == 2 and not (zoo_dir / "cli-bad").exists()
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "not a step" in err
+
+
 def test_pre_ln_entry_loads_with_plain_transformer_lens(tmp_path, zoo_dir):
     """Without mechinit: config.json + safetensors + TL's own HookedTransformer."""
     run = tmp_path / "pre"

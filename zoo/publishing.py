@@ -57,16 +57,9 @@ def fp32_record(run_dir: Path) -> dict:
     return {"step": last.get("step"), **vocabulary_of(runs.load_run_config(run_dir).task.name).precision_record(last)}
 
 
-def snapshot_steps_of(run_dir: Path) -> list[int]:
-    """The steps of the run's ``checkpoints/step{N}.safetensors`` snapshots, in order."""
-    folder = run_dir / runs.SNAPSHOTS
-    names = [p.name for p in folder.glob("step*.safetensors")] if folder.is_dir() else []
-    return sorted(int(n[len("step"):-len(".safetensors")]) for n in names if n[len("step"):-len(".safetensors")].isdigit())
-
-
 def _chosen_snapshots(run_dir: Path, snapshots: bool | tuple[int, ...]) -> set[int]:
     """The snapshot steps to publish: all (True), none (False), or the steps given, each of which must exist."""
-    have = snapshot_steps_of(run_dir)
+    have = runs.snapshot_steps_on_disk(run_dir)
     if snapshots is True or snapshots is False:
         return set(have) if snapshots else set()
     steps = tuple(snapshots)
@@ -78,14 +71,15 @@ def _chosen_snapshots(run_dir: Path, snapshots: bool | tuple[int, ...]) -> set[i
     return set(steps)
 
 
-def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, snapshots: bool | tuple[int, ...], dtype: str = "float32",
+def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, chosen: set[int], dtype: str = "float32",
                 description: str | None = None) -> None:
-    chosen, have = _chosen_snapshots(run_dir, snapshots), snapshot_steps_of(run_dir)
+    have = runs.snapshot_steps_on_disk(run_dir)
+    kept = {runs.snapshot_path(run_dir, s).name for s in chosen}
     for src in sorted(run_dir.rglob("*")):
         rel = src.relative_to(run_dir)
         if not src.is_file() or rel.parts[0] == runs.RESUME or src.name.startswith("."):
             continue
-        if rel.parts[0] == runs.SNAPSHOTS and src.name not in {f"step{s}.safetensors" for s in chosen}:
+        if rel.parts[0] == runs.SNAPSHOTS and src.name not in kept:
             continue
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -153,7 +147,7 @@ def publish(run_dir: str | Path, id: str | None = None, aliases: tuple[str, ...]
         if value not in DTYPES:
             raise ZooError(f"{name} {value!r} is not allowed; choose one of {sorted(DTYPES)}")
     _check_loadable(run_dir)
-    _chosen_snapshots(run_dir, snapshots)  # refused before anything is written
+    chosen = _chosen_snapshots(run_dir, snapshots)  # refused before anything is written
     entry_id = check_name(id if id is not None else run_id(runs.load_run_config(run_dir)))
     for alias in aliases:
         check_name(alias, "alias")
@@ -161,9 +155,8 @@ def publish(run_dir: str | Path, id: str | None = None, aliases: tuple[str, ...]
     zoo_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=zoo_dir, prefix=f".tmp-{entry_id}-"))
     try:
-        _copy_entry(run_dir, tmp, snapshot_dtype, snapshots, dtype, description)
-        record = {"files": file_table(tmp), "summary": summary(run_dir),
-                  "snapshot_dtype": snapshot_dtype if any(tmp.glob(f"{runs.SNAPSHOTS}/*")) else None}
+        _copy_entry(run_dir, tmp, snapshot_dtype, chosen, dtype, description)
+        record = {"files": file_table(tmp), "summary": summary(run_dir), "snapshot_dtype": snapshot_dtype if chosen else None}
         if dtype != "float32":
             record["dtype"], record["fp32_reference"] = dtype, fp32_record(run_dir)
         with locked(zoo_dir):

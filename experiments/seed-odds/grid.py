@@ -55,21 +55,25 @@ def step_of(run: Path) -> int | None:
     return json.loads(state.read_text())["step"] if state.is_file() else None
 
 
+def mechinit_train(args: list[str], log: Path) -> None:
+    """``mechinit train ARGS``, one thread, niced, its output appended to ``log``."""
+    with open(log, "a") as out:
+        subprocess.run(["nice", "-n", "19", sys.executable, "-m", "mechinit", "train", *args, "--quiet"], stdout=out,
+                       stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"}, check=True)
+
+
 def train_to_stop(name: str, runs: Path, bf16: bool = False) -> Path:
     run = runs / name
-    mechinit = [sys.executable, "-m", "mechinit"]
     at = step_of(run)
     if at is not None and at >= STOP:
         return run
-    log = open(runs / f"{name}.log", "a")
     if at is None:
         shutil.rmtree(run, ignore_errors=True)
         precision = ["--set", "train.bf16=true"] if bf16 else []
-        argv = mechinit + ["train", *COMMON, *GRID[name], *precision, "--out", str(run), "--stop-at", str(STOP), "--quiet"]
+        args = [*COMMON, *GRID[name], *precision, "--out", str(run), "--stop-at", str(STOP)]
     else:
-        argv = mechinit + ["train", "--resume", str(run), "--stop-at", str(STOP), "--quiet"]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    subprocess.run(["nice", "-n", "19", *argv], stdout=log, stderr=subprocess.STDOUT, env=env, check=True)
+        args = ["--resume", str(run), "--stop-at", str(STOP)]
+    mechinit_train(args, runs / f"{name}.log")
     return run
 
 
@@ -91,9 +95,7 @@ def continue_to_end(name: str, runs: Path, record_dir: Path) -> None:
         if name not in committed_predictions(record_dir):
             raise SystemExit(f"{name}: its prediction at {STOP} is not committed in {record_dir}/predictions.jsonl; "
                              "commit it before the run goes on")
-        with open(runs / f"{name}.log", "a") as log:
-            subprocess.run(["nice", "-n", "19", sys.executable, "-m", "mechinit", "train", "--resume", str(run), "--quiet"],
-                           stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"}, check=True)
+        mechinit_train(["--resume", str(run)], runs / f"{name}.log")
     record_outcome(name, run, record_dir)
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mechinit.zoo.store import ZooError, read_index, unlisted_files, verify_files, zoo_dirs
+from mechinit.zoo.store import ZooError, read_index, snapshot_steps, unlisted_files, verify_files, zoo_dirs
 
 from mechinit import files as runs  # file names and JSON only: listing and verifying need no torch
 
@@ -105,7 +105,7 @@ def card(name: str, zoo_dir: str | Path | None = None) -> dict:
     return {
         "id": ref.id, "zoo_dir": str(ref.zoo_dir), "summary": record["summary"], "snapshot_dtype": record.get("snapshot_dtype"),
         "config": {k: config[k] for k in ("model", "init", "task", "train")}, "provenance": config.get("provenance"),
-        "snapshots": sorted(int(f[len("checkpoints/step"):-len(".safetensors")]) for f in record["files"] if f.startswith("checkpoints/step")),
+        "snapshots": snapshot_steps(record),
         "files": record["files"], "card": (ref.path / runs.CARD).read_text() if (ref.path / runs.CARD).is_file() else None,
     }
 

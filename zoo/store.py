@@ -61,6 +61,12 @@ def read_index(zoo_dir: Path) -> dict:
     return index
 
 
+def snapshot_steps(record: dict) -> list[int]:
+    """The ``step{N}`` snapshots an index record lists, as sorted step numbers ([] for final weights only)."""
+    names = (f[len("checkpoints/step"):-len(".safetensors")] for f in record["files"] if f.startswith("checkpoints/step"))
+    return sorted(int(n) for n in names if n.isdigit())
+
+
 def write_index(zoo_dir: Path, index: dict) -> None:
     write_json(Path(zoo_dir) / INDEX, index)
 

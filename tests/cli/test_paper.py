@@ -14,12 +14,12 @@ ROOT = Path(__file__).parents[2]
 KEYS = {"id", "statement", "paper_figure", "criterion", "verdict", "evidence", "figure"}
 
 
-def planted(small: dict, large: dict, snapshots: bool = False) -> claims.Sources:
+def planted(small: dict, large: dict) -> claims.Sources:
     """Sources whose pair numbers are planted (no model is loaded)."""
     s = claims.Sources(ROOT)
     for alias, numbers in (("small-init", small), ("large-init", large)):
         s.pair[alias] = {"id": f"planted-{alias}", **numbers}
-        s.snapshots[alias] = snapshots
+        s.snapshots[alias] = [0, 370, 1850, 8880] if numbers["probes"]["embedding_spectrum"].get("half_growth_step") else []
     return s
 
 
@@ -52,10 +52,23 @@ def test_verdicts_follow_the_numbers(claim, paperlike, opposite):
     assert claim(planted(*OPPOSITE))["verdict"] == opposite
 
 
-def test_c1_is_partly_when_only_the_pair_holds_and_c6_needs_snapshots_for_the_stages():
+def test_c1_is_partly_when_only_the_pair_holds():
     assert claims.c1(planted(*PAPERLIKE))["verdict"] == "partly"  # our own finished gamma 0.8 seed ends `other`
     assert claims.c1(planted(*OPPOSITE))["verdict"] == "not reproduced"
-    assert claims.c6(planted(*PAPERLIKE, snapshots=True))["verdict"] == "reproduced"
+
+
+@pytest.mark.parametrize("half_growth_step, verdict", [
+    ([370, 1850, 1850, 8880], "reproduced"),  # the top eigenvalues grow one after another
+    ([1850, 1850, 1850, 1850], "partly"),  # all at once: low rank, but no stages
+    ([0, 370, 1850, 1850], "partly"),  # the top one was there at initialisation: it did not grow
+    ([None, 370, 1850, 8880], "partly"),  # a step unknown: not counted as staged
+    (None, "partly")])  # final weights only
+def test_c6_reads_the_stages_from_small_inits_snapshots_not_from_having_them(half_growth_step, verdict):
+    small, large = PAPERLIKE
+    small = {**small, "probes": {**small["probes"], "embedding_spectrum": {"effective_rank": 13.7, "half_growth_step": half_growth_step}}}
+    record = claims.c6(planted(small, large))
+    assert record["verdict"] == verdict
+    assert ("at steps" in record["evidence"]["numbers"]["staged growth"]) == (half_growth_step is not None)
 
 
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys):

@@ -15,6 +15,7 @@ from pathlib import Path
 from mechinit.zoo.store import ZooError, check_name, file_table, locked, read_index, user_zoo, write_index, zoo_dirs
 
 from mechinit.runs import folder as runs
+from mechinit.runs.card import card_text
 from mechinit.runs.ids import run_id
 
 SNAPSHOT_DTYPES = ("float32", "float16")
@@ -77,7 +78,7 @@ def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, chosen: set[int]
     kept = {runs.snapshot_path(run_dir, s).name for s in chosen}
     for src in sorted(run_dir.rglob("*")):
         rel = src.relative_to(run_dir)
-        if not src.is_file() or rel.parts[0] == runs.RESUME or src.name.startswith("."):
+        if not src.is_file() or rel.parts[0] == runs.RESUME or src.name.startswith(".") or rel.as_posix() == runs.CARD:
             continue
         if rel.parts[0] == runs.SNAPSHOTS and src.name not in kept:
             continue
@@ -89,6 +90,12 @@ def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, chosen: set[int]
             _cast(src, target, dtype)
         else:
             shutil.copy2(src, target)
+    rows = runs.read_metrics(run_dir)
+    if rows:  # today's card, even for a run finished under an older version
+        card = card_text(runs.load_run_config(run_dir), rows[-1])
+    else:  # metrics lost: the run's own card, else one with every number missing
+        own = run_dir / runs.CARD
+        card = own.read_text() if own.is_file() else card_text(runs.load_run_config(run_dir), {})
     notes = [description] if description else []
     if not chosen:
         notes.append("Training snapshots were not published with this entry (final weights only).")
@@ -100,8 +107,7 @@ def _copy_entry(run_dir: Path, dest: Path, snapshot_dtype: str, chosen: set[int]
     if dtype != "float32":
         notes.append(f"Final weights are stored in {dtype}; the accuracies above are the float32 model's at the end of training, "
                      f"which the {dtype} weights reproduce to ±0.005 (`fp32_reference` in the zoo index).")
-    if notes and (dest / runs.CARD).is_file():
-        (dest / runs.CARD).write_text((dest / runs.CARD).read_text() + "\n" + "\n".join(notes) + "\n")
+    (dest / runs.CARD).write_text(card + ("\n" + "\n".join(notes) + "\n" if notes else ""))
 
 
 def _check_loadable(run_dir: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mechinit.config import RunConfig
+from mechinit.replay_spec import parse as parse_replay
 from mechinit.runs import folder as runs
 
 
@@ -46,13 +47,21 @@ def card_text(cfg: RunConfig, row: dict) -> str:
         "",
     ]
     lines += vocabulary_of(cfg.task.name).card_lines(row)
-    seeds = f"Seeds: `train.seed` {t.seed}; initial weights from seed {t.weights_seed}, data and batch order from seed {t.order_seed}"
-    lines += [seeds + (f"; replay `{t.replay}` (the authors' own draws: `mechinit.training.replay`)." if t.replay else "."), "",
+    lines += [seed_line(t), "",
               "Reproduce: `mechinit train --config config.json --out runs/NAME` (run from this folder; the config holds every field).", ""]
     lines += ["Reproducibility: training again from `config.json` gives these weights bit for bit on the same",
               "CPU kernel set and thread count (`provenance.cpu_capability`, `provenance.threads`) or the same GPU;",
               "on another kernel set the float results drift apart and only verdicts that hold on both count.", ""]
     return "\n".join(lines)
+
+
+def seed_line(t) -> str:
+    """Where the initial weights and the data order came from: mechinit's seeds, or the replayed run's draws."""
+    spec = parse_replay(t.replay) if t.replay else None
+    weights = (f"the {spec.source}' seed {spec.seed}" if spec and spec.init else f"seed {t.weights_seed}")
+    order = (f"the {spec.source}' seed {spec.seed}" if spec and spec.data else f"seed {t.order_seed}")
+    tail = f"; replay `{t.replay}` (the {spec.source}' own draws: `mechinit.training.replay`)." if spec else "."
+    return f"Seeds: `train.seed` {t.seed}; initial weights from {weights}, data and batch order from {order}{tail}"
 
 
 def write_card(run_dir: Path, cfg: RunConfig, row: dict) -> None:

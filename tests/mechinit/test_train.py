@@ -248,3 +248,17 @@ def test_a_resume_may_change_the_thread_count_and_records_it(tmp_path, monkeypat
     assert main(["train", "--preset", "tiny", "--threads", "2", "--out", str(tmp_path / "fresh"), "--quiet",
                  "--set", "train.epochs=1"]) == 0
     assert runs.load_run_config(tmp_path / "fresh").train.threads == 2  # a new run: shorthand for --set train.threads
+
+
+@pytest.mark.parametrize("sets, expected", [
+    ({}, "initial weights from seed 3, data and batch order from seed 3."),
+    ({"train.data_seed": 5}, "initial weights from seed 3, data and batch order from seed 5."),
+    ({"train.replay": "authors:1"}, "initial weights from the authors' seed 1, data and batch order from the authors' seed 1; replay `authors:1`"),
+    ({"train.replay": "authors:2:init", "train.data_seed": 5},
+     "initial weights from the authors' seed 2, data and batch order from seed 5; replay `authors:2:init`"),
+    ({"train.replay": "authors:2:data"}, "initial weights from seed 3, data and batch order from the authors' seed 2; replay `authors:2:data`")])
+def test_the_card_says_where_the_weights_and_the_data_order_came_from(sets, expected):
+    from mechinit.runs.card import seed_line
+
+    line = seed_line(build_cfg(**{"train.seed": 3, **sets}).train)
+    assert line.startswith("Seeds: `train.seed` 3; ") and expected in line

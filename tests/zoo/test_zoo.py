@@ -297,3 +297,16 @@ def test_an_alias_moves_to_another_entry_of_its_zoo_and_never_onto_an_id(run_dir
     assert main(["zoo", "alias", "tiny-ref", "e-none", "--zoo", str(zoo_dir)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no entry e-none" in err
+
+
+def test_publish_writes_todays_card_over_the_runs_old_one(run_dir, zoo_dir, tmp_path):
+    import shutil
+
+    old = tmp_path / "old-run"
+    shutil.copytree(run_dir, old)
+    (old / "README.md").write_text("# a card written by an older mechinit\n")
+    entry = zoo.publish(old, zoo_dir=zoo_dir, description="What this model is.")
+    card = (zoo_dir / entry / "README.md").read_text()
+    assert "older mechinit" not in card and card.startswith("---\nlibrary_name: mechinit")
+    assert "Seeds: `train.seed` 0; initial weights from seed 0, data and batch order from seed 0." in card
+    assert card.rstrip().endswith("What this model is.")

@@ -17,10 +17,10 @@ import sys
 import warnings
 from pathlib import Path
 
-from mechinit.model.fastpath import last_logits
 from tqdm.auto import tqdm
 
 from mechinit import probes, zoo
+from mechinit.model.fastpath import last_logits
 
 COLUMNS = ("step", "seen-pair acc", "(4,3) inferential", "(4,3) symmetric", "key→anchor flow", "parallelism gap",
            "W_Q(1) groups (90%)", "embedding effective rank")

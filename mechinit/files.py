@@ -21,6 +21,12 @@ SNAPSHOTS = "checkpoints"
 RESUME = "resume"
 
 
+def snapshot_steps(names) -> list[int]:
+    """The sorted N of every ``step{N}.safetensors`` among file names (other names are skipped)."""
+    digits = (n[len("step"):-len(".safetensors")] for n in names if n.startswith("step") and n.endswith(".safetensors"))
+    return sorted(int(d) for d in digits if d.isdigit())
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")

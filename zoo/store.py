@@ -20,8 +20,9 @@ import re
 from pathlib import Path
 from typing import Iterator
 
+from mechinit import files
 from mechinit.errors import ZooError  # noqa: F401  (re-exported)
-from mechinit.files import read_json, write_json
+from mechinit.files import SNAPSHOTS, read_json, write_json
 
 INDEX = "index.json"
 SHIPPED = Path(__file__).resolve().parent / "entries"
@@ -63,8 +64,8 @@ def read_index(zoo_dir: Path) -> dict:
 
 def snapshot_steps(record: dict) -> list[int]:
     """The ``step{N}`` snapshots an index record lists, as sorted step numbers ([] for final weights only)."""
-    names = (f[len("checkpoints/step"):-len(".safetensors")] for f in record["files"] if f.startswith("checkpoints/step"))
-    return sorted(int(n) for n in names if n.isdigit())
+    folder = f"{SNAPSHOTS}/"
+    return files.snapshot_steps(f[len(folder):] for f in record["files"] if f.startswith(folder))
 
 
 def write_index(zoo_dir: Path, index: dict) -> None:

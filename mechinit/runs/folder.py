@@ -28,7 +28,20 @@ from safetensors.torch import load_file, save_file
 
 from mechinit.config import RunConfig
 from mechinit.errors import RunFolderError  # noqa: F401  (re-exported)
-from mechinit.files import CARD, CONFIG, DATA, METRICS, RESUME, SNAPSHOTS, WEIGHTS, atomic_write_bytes, read_json, read_metrics, write_json  # noqa: F401
+from mechinit.files import (  # noqa: F401
+    CARD,
+    CONFIG,
+    DATA,
+    METRICS,
+    RESUME,
+    SNAPSHOTS,
+    WEIGHTS,
+    atomic_write_bytes,
+    read_json,
+    read_metrics,
+    snapshot_steps,
+    write_json,
+)
 
 
 def save_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict[str, str] | None = None) -> None:
@@ -82,14 +95,7 @@ def snapshot_path(run_dir: Path, step: int) -> Path:
 
 def snapshot_steps_on_disk(run_dir: Path) -> list[int]:
     folder = Path(run_dir) / SNAPSHOTS
-    if not folder.is_dir():
-        return []
-    steps = []
-    for f in folder.glob("step*.safetensors"):
-        digits = f.name[len("step") : -len(".safetensors")]
-        if digits.isdigit():
-            steps.append(int(digits))
-    return sorted(steps)
+    return snapshot_steps(f.name for f in folder.glob("step*.safetensors")) if folder.is_dir() else []
 
 
 def compute_environment() -> dict[str, Any]:

@@ -4,7 +4,7 @@ One import name: the probes and the zoo install as ``mechinit.probes`` and ``mec
 repository keeps them in ``probes/`` and ``zoo/`` beside ``mechinit/``; pyproject's package-dir maps
 them), the command line as ``mechinit.cli``."""
 
-__version__ = "0.3.2"
+__version__ = "0.3.3"
 
 from mechinit import moved as _moved
 

@@ -17,6 +17,11 @@ The rule (version 1):
    paper width, ended inferential), 0.2 for a run not yet fitted off the slow path, and for a fitted
    run inferential / (inferential + symmetric), held in [0.1, 0.9].
 
+At the run's planned end there is nothing left to predict: ``fate`` then reports the run's own (4,3)
+label (``inferential`` or ``symmetric``, else ``other``; ``p_inferential`` 1 or 0), so that a finished run's
+fate and its verdict agree (the rule would call a run at inferential 0.88 ``inferential``, where the label
+asks for 0.9).
+
 The constants were set after looking at the paper-width runs' evaluations at step 1,850 (the
 authors'-seed replay, γ 0.5, our γ 0.8 seeds): calls on those runs are in-sample. Held-out evidence
 is the CPU pool (scored whole-run-out in docs/fate.md) and the seed-odds runs, whose calls at step
@@ -77,6 +82,12 @@ def predict(seen: float, inferential: float, symmetric: float, fraction: float) 
     return "uncertain", min(max(share, 0.1), 0.9), f"fitted before {LATE:.0%} of the run, (4,3) on neither map yet"
 
 
+def observed(label: str | None) -> tuple[str, float, str]:
+    """A finished run's own (4,3) label as a fate: ``inferential`` and ``symmetric`` stay, anything else is ``other``."""
+    verdict = label if label in ("inferential", "symmetric") else "other"
+    return verdict, 1.0 if verdict == "inferential" else 0.0, f"the run's end: its own (4,3) label ({label}), observed, not predicted"
+
+
 def planned_steps(cfg) -> int:
     """The run's planned optimizer steps (its schedule's end), whatever step it was stopped at."""
     from mechinit.training.schedule import make_plan
@@ -121,7 +132,10 @@ def fate(run: str | Path, at: int | None = None) -> Fate:
     pair = row["pairs"][PAIR]
     seen, inf, sym = row.get("seen_test_acc") or 0.0, pair.get("inferential") or 0.0, pair.get("symmetric") or 0.0
     fraction = row["step"] / total
-    verdict, p, reason = predict(seen, inf, sym, fraction)
+    if row["step"] >= total:  # the run's end: its verdict is observed, not predicted
+        verdict, p, reason = observed(pair.get("label"))
+    else:
+        verdict, p, reason = predict(seen, inf, sym, fraction)
     evidence = {"rule": f"version {RULE}: {reason}", "read at": f"step {row['step']} of {total} planned ({fraction:.1%})",
                 "seen-pair test accuracy": round(seen, 4), "(4,3) inferential": round(inf, 4), "(4,3) symmetric": round(sym, 4),
                 "train loss": None if row.get("train_loss") is None else round(row["train_loss"], 4),

@@ -3,7 +3,7 @@ on (4,3)) at d_model 128, with the weight-decay window among the knobs.
 
 usage: python experiments/cpu-paper/search.py screen RUNS_DIR [--jobs 2] [--only NAME ...]
        python experiments/cpu-paper/search.py confirm RUNS_DIR NAME --large-gamma G [--kernels avx2] [--jobs 2]
-       python experiments/cpu-paper/search.py table RUNS_DIR
+       python experiments/cpu-paper/search.py table RUNS_DIR [--write]
        python experiments/cpu-paper/search.py list
 
 screen: at most 12 runs on seed 0 (below), one thread each, --jobs at a time. confirm: the screened config NAME on
@@ -87,20 +87,33 @@ def confirm_runs(runs: Path, name: str, large_gamma: float, kernels: str | None)
             **{runs / name / f"large-g{large_gamma}-s{s}": (large + ["--set", f"train.seed={s}"], None) for s in SEEDS}}
 
 
-def table(runs: Path) -> None:
-    print("| run | (4,3) | inferential | symmetric | seen-pair | minutes |")
-    print("|---|---|---|---|---|---|")
+def table_lines(runs: Path) -> list[str]:
+    """The finished runs, one row each, then per confirmed configuration the counts against the bar."""
+    lines = ["| run | (4,3) | inferential | symmetric | seen-pair | minutes |", "|---|---|---|---|---|---|"]
     for folder in sorted(p.parent for p in runs.rglob("model.safetensors")):
         o = outcome(folder)
-        print(f"| {folder.relative_to(runs)} | {o['label']} | {o['inferential']:.3f} | {o['symmetric']:.3f} | {o['seen']:.3f} | "
-              f"{o['minutes']:.1f} |")
+        lines.append(f"| {folder.relative_to(runs)} | {o['label']} | {o['inferential']:.3f} | {o['symmetric']:.3f} | "
+                     f"{o['seen']:.3f} | {o['minutes']:.1f} |")
     for group in sorted({p.parent.parent for p in runs.rglob("small-s*/model.safetensors")}):
         smalls = [outcome(p) for p in sorted(group.glob("small-s*")) if p.is_dir()]
         larges = [outcome(p) for p in sorted(group.glob("large-*")) if p.is_dir()]
         k_inf = sum(1 for o in smalls if o and o["inferential"] >= BAR)
         k_sym = sum(1 for o in larges if o and o["symmetric"] >= BAR)
-        print(f"\n{group.relative_to(runs)}: small init inferential >= {BAR} on {k_inf} of {len(smalls)}"
-              + (f"; large init symmetric >= {BAR} on {k_sym} of {len(larges)}" if larges else ""))
+        lines.append(f"\n{group.relative_to(runs)}: small init inferential >= {BAR} on {k_inf} of {len(smalls)}"
+                     + (f"; large init symmetric >= {BAR} on {k_sym} of {len(larges)}" if larges else ""))
+    return lines
+
+
+BEGIN, END = "<!-- cpu-paper table: python experiments/cpu-paper/search.py table RUNS_DIR --write -->", "<!-- /cpu-paper table -->"
+
+
+def write_table(lines: list[str], page: Path = Path(__file__).resolve().parent / "README.md") -> None:
+    """Put the table between the markers of this study's README (the rest of the page is left as it is)."""
+    text = page.read_text()
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"{page} has no table markers ({BEGIN} ... {END})")
+    head, rest = text.split(BEGIN, 1)
+    page.write_text(f"{head}{BEGIN}\n" + "\n".join(lines) + f"\n{END}{rest.split(END, 1)[1]}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernels", choices=("avx2", "avx512"))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--write", action="store_true", help="table: also put it into this study's README.md")
     args = ap.parse_args(argv)
     if args.stage == "list":
         print("\n".join(f"{n}: mechinit train {' '.join(BASE + a)}" for n, a in SCREEN.items()))
@@ -119,7 +133,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.runs is None:
         ap.error(f"{args.stage} needs RUNS_DIR")
     if args.stage == "table":
-        table(args.runs)
+        lines = table_lines(args.runs)
+        print("\n".join(lines))
+        if args.write:
+            write_table(lines)
         return 0
     if args.stage == "screen":
         todo = {args.runs / "screen" / n: (a, None) for n, a in SCREEN.items() if not args.only or n in args.only}
@@ -129,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         todo = confirm_runs(args.runs, args.name, args.large_gamma, args.kernels)
     with ThreadPoolExecutor(args.jobs) as pool:
         list(pool.map(lambda item: train(item[1][0], item[0], item[1][1]), todo.items()))
-    table(args.runs)
+    print("\n".join(table_lines(args.runs)))
     return 0
 
 

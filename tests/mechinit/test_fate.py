@@ -77,3 +77,19 @@ def test_a_task_without_the_pair_is_refused(tmp_path, capsys):
 def test_the_paper_pair_at_step_1850(alias, verdict, capsys):
     assert main(["fate", alias, "--at", "1850"]) == 0
     assert capsys.readouterr().out.splitlines()[0].startswith(f"fate: {verdict} ")
+
+
+@pytest.mark.parametrize("label, verdict, p", [("other", "other", 0.0), ("inferential", "inferential", 1.0),
+                                               ("unfitted", "other", 0.0), ("symmetric", "symmetric", 0.0)])
+def test_at_the_runs_end_the_fate_is_its_own_label(label, verdict, p, tmp_path):
+    # 16 planned steps; at the end (4,3) is at 0.88 inferential, which rule 1 would call inferential
+    run = planted_run(tmp_path, [(0, 0.0, 0.0, 0.0), (16, 0.97, 0.88, 0.0)])
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    last = json.loads(lines[-1])
+    last["pairs"]["4,3"]["label"] = label
+    (run / "metrics.jsonl").write_text("\n".join([lines[0], json.dumps(last)]) + "\n")
+    called = fate(run)
+    assert (called.verdict, called.p_inferential, called.step, called.fraction) == (verdict, p, 16, 1.0)
+    assert "observed" in called.evidence["rule"]
+    assert predict(0.97, 0.88, 0.0, 1.0)[0] == "inferential"  # what the rule alone would have said
+    assert fate(run, at=15).verdict == "uncertain"  # before the end the rule reads step 0

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -107,6 +108,15 @@ def table_lines(runs: Path) -> list[str]:
 BEGIN, END = "<!-- cpu-paper table: python experiments/cpu-paper/search.py table RUNS_DIR --write -->", "<!-- /cpu-paper table -->"
 
 
+def record_runs(runs: Path, into: Path = Path(__file__).resolve().parent / "runs") -> None:
+    """Copy each finished run's config.json and metrics.jsonl into this study's runs/ (weights stay behind)."""
+    for folder in sorted(p.parent for p in runs.rglob("model.safetensors")):
+        target = into / folder.relative_to(runs)
+        target.mkdir(parents=True, exist_ok=True)
+        for name in ("config.json", "metrics.jsonl"):
+            shutil.copy2(folder / name, target / name)
+
+
 def write_table(lines: list[str], page: Path = Path(__file__).resolve().parent / "README.md") -> None:
     """Put the table between the markers of this study's README (the rest of the page is left as it is)."""
     text = page.read_text()
@@ -125,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernels", choices=("avx2", "avx512"))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", nargs="*")
-    ap.add_argument("--write", action="store_true", help="table: also put it into this study's README.md")
+    ap.add_argument("--write", action="store_true",
+                    help="table: also put it into this study's README.md and copy each finished run's config and metrics to runs/")
     args = ap.parse_args(argv)
     if args.stage == "list":
         print("\n".join(f"{n}: mechinit train {' '.join(BASE + a)}" for n, a in SCREEN.items()))
@@ -137,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(lines))
         if args.write:
             write_table(lines)
+            record_runs(args.runs)
         return 0
     if args.stage == "screen":
         todo = {args.runs / "screen" / n: (a, None) for n, a in SCREEN.items() if not args.only or n in args.only}

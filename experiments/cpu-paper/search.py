@@ -96,12 +96,12 @@ def table_lines(runs: Path) -> list[str]:
         lines.append(f"| {folder.relative_to(runs)} | {o['label']} | {o['inferential']:.3f} | {o['symmetric']:.3f} | "
                      f"{o['seen']:.3f} | {o['minutes']:.1f} |")
     for group in sorted({p.parent.parent for p in runs.rglob("small-s*/model.safetensors")}):
-        smalls = [outcome(p) for p in sorted(group.glob("small-s*")) if p.is_dir()]
-        larges = [outcome(p) for p in sorted(group.glob("large-*")) if p.is_dir()]
-        k_inf = sum(1 for o in smalls if o and o["inferential"] >= BAR)
-        k_sym = sum(1 for o in larges if o and o["symmetric"] >= BAR)
-        lines.append(f"\n{group.relative_to(runs)}: small init inferential >= {BAR} on {k_inf} of {len(smalls)}"
-                     + (f"; large init symmetric >= {BAR} on {k_sym} of {len(larges)}" if larges else ""))
+        smalls = [o for o in (outcome(p) for p in sorted(group.glob("small-s*")) if p.is_dir()) if o]
+        larges = [o for o in (outcome(p) for p in sorted(group.glob("large-*")) if p.is_dir()) if o]
+        k_inf = sum(1 for o in smalls if o["inferential"] >= BAR)
+        k_sym = sum(1 for o in larges if o["symmetric"] >= BAR)
+        lines.append(f"\n{group.relative_to(runs)}: small init inferential >= {BAR} on {k_inf} of {len(smalls)} finished"
+                     + (f"; large init symmetric >= {BAR} on {k_sym} of {len(larges)} finished" if larges else ""))
     return lines
 
 

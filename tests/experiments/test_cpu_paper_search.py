@@ -47,8 +47,15 @@ def test_the_table_counts_planted_outcomes_against_the_bar(tmp_path):
     plant(tmp_path / "screen" / "L4-g0.6-wd0.1", 0.8, 0.078, "other")
     lines = search.table_lines(tmp_path)
     assert "| screen/L4-g0.6-wd0.1 | other | 0.800 | 0.078 | 1.000 | 8.0 |" in lines
-    assert lines[-1].strip() == ("L2-g1.0-wd0.1: small init inferential >= 0.9 on 3 of 5 finished; "
-                                 "large init symmetric >= 0.9 on 4 of 5 finished")
+    assert lines[-1].strip() == ("L2-g1.0-wd0.1: small init inferential >= 0.9 on 3 of 5 finished (bar not met: 2 of 5 "
+                                 "below 0.9); large init symmetric >= 0.9 on 4 of 5 finished (bar met)")
+
+
+def test_the_bar_is_open_until_enough_seeds_have_finished():
+    assert search.standing(3, 3) == "open: needs 4 of 5"
+    assert search.standing(2, 3) == "open: needs 4 of 5"  # one miss still leaves 4 of 5 possible
+    assert search.standing(1, 3) == "bar not met: 2 of 5 below 0.9"
+    assert search.standing(4, 4) == "bar met"
 
 
 def test_write_puts_the_table_between_the_markers_and_records_the_runs(tmp_path):

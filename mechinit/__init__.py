@@ -4,11 +4,7 @@ One import name: the probes and the zoo install as ``mechinit.probes`` and ``mec
 repository keeps them in ``probes/`` and ``zoo/`` beside ``mechinit/``; pyproject's package-dir maps
 them), the command line as ``mechinit.cli``."""
 
-__version__ = "0.3.3"
-
-from mechinit import moved as _moved
-
-_moved.install()  # 0.2 module paths (mechinit.train, ...) keep working for one release, with a warning
+__version__ = "0.4.0"
 
 
 def fate(run, at=None):

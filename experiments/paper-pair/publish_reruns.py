@@ -76,6 +76,10 @@ def main(argv: list[str] | None = None) -> int:
         if not (run / runs.WEIGHTS).is_file():
             print(f"{name}: not finished ({run / runs.WEIGHTS} not found); nothing published")
             continue
+        published = read_index(args.zoo)["aliases"].get(OWN_ALIASES[name])
+        if published:
+            print(f"{name}: already published as `{OWN_ALIASES[name]}` ({published}); left as it is")
+            continue
         pair = final_pair(run)
         why = qualifies(name, pair, args.zoo)
         gamma = runs.load_run_config(run).init.gamma

@@ -20,8 +20,16 @@ def test_the_paper_pair_and_the_cpu_pair_are_shipped_with_their_aliases():
         assert {name, f"{name}-s0", f"{name}-s1", f"{name}-s2"} <= set(aliases)
         assert aliases[name] == aliases[f"{name}-s0"] and "-d128-" in aliases[name]
     assert aliases["paper-g0.8-replay"] != aliases["small-init"]  # a rerun that ended `other` did not take the alias
-    assert len(SHIPPED_IDS) == 10
-    assert sum(f.stat().st_size for f in SHIPPED.rglob("*") if f.is_file()) < 105e6  # docs/zoo.md states the size
+    assert aliases["paper-g0.5-twin"] == aliases["large-init"]  # the twin, symmetric >= 0.9, took it
+    assert aliases["paper-g0.5-s0"] == "anchor-post-L2-d400-g0.50-s0-50f812"  # the γ 0.5 run it replaced keeps its id
+    assert len(SHIPPED_IDS) == 11
+    assert sum(f.stat().st_size for f in SHIPPED.rglob("*") if f.is_file()) < 155e6  # docs/zoo.md states the size
+
+
+def test_large_init_carries_its_own_runs_snapshots():
+    info = zoo.card("large-init")
+    assert info["snapshot_dtype"] == "float16" and info["snapshots"] == [0, 370, 1110, 1850, 2960, 4440, 6660, 8880]
+    assert info["config"]["train"]["replay"] == "authors:1" and info["config"]["init"]["gamma"] == 0.5
 
 
 @pytest.mark.parametrize("entry", FP32)

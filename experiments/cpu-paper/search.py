@@ -97,8 +97,7 @@ def table_lines(runs: Path) -> list[str]:
         lines.append(f"| {folder.relative_to(runs)} | {o['label']} | {o['inferential']:.3f} | {o['symmetric']:.3f} | "
                      f"{o['seen']:.3f} | {o['minutes']:.1f} |")
     for group in sorted({p.parent.parent for p in runs.rglob("small-s*/model.safetensors")}):
-        smalls = [o for o in (outcome(p) for p in sorted(group.glob("small-s*")) if p.is_dir()) if o]
-        larges = [o for o in (outcome(p) for p in sorted(group.glob("large-*")) if p.is_dir()) if o]
+        smalls, larges = finished(group, "small-s*"), finished(group, "large-*")
         k_inf = sum(1 for o in smalls if o["inferential"] >= BAR)
         k_sym = sum(1 for o in larges if o["symmetric"] >= BAR)
         lines.append(f"\n{group.relative_to(runs)}: small init inferential >= {BAR} on {k_inf} of {len(smalls)} finished "
@@ -108,10 +107,15 @@ def table_lines(runs: Path) -> list[str]:
     return lines
 
 
-def standing(hits: int, finished: int) -> str:
+def finished(group: Path, pattern: str) -> list[dict]:
+    """The outcomes of the group's finished runs whose folder names match ``pattern`` (runs under way are left out)."""
+    return [o for o in map(outcome, sorted(group.glob(pattern))) if o]
+
+
+def standing(hits: int, done: int) -> str:
     """Where one side of the bar (>= NEED of the 5 seeds) stands: met, not met (too many misses already), or open."""
-    if finished - hits > len(SEEDS) - NEED:
-        return f"bar not met: {finished - hits} of {len(SEEDS)} below {BAR}"
+    if done - hits > len(SEEDS) - NEED:
+        return f"bar not met: {done - hits} of {len(SEEDS)} below {BAR}"
     if hits >= NEED:
         return "bar met"
     return f"open: needs {NEED} of {len(SEEDS)}"

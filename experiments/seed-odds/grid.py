@@ -19,13 +19,16 @@ before and its outcome is appended to outcomes.jsonl (final and max-over-trainin
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -53,6 +56,20 @@ def commit() -> str:
 def step_of(run: Path) -> int | None:
     state = run / "resume" / "state.json"
     return json.loads(state.read_text())["step"] if state.is_file() else None
+
+
+@contextmanager
+def only_grid(runs: Path) -> Iterator[None]:
+    """Hold ``RUNS/grid.lock`` while this grid trains runs to 1,850. A second such grid on the same folder stops
+    with one line: it would otherwise clear and restart a run of the first whose first resume point is not yet
+    written. (--continue needs no such lock: it never clears a folder.)"""
+    runs.mkdir(parents=True, exist_ok=True)
+    with open(runs / "grid.lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SystemExit(f"{runs}: another grid is running on this folder; wait for it or stop it") from None
+        yield
 
 
 def mechinit_train(args: list[str], log: Path) -> None:
@@ -159,20 +176,19 @@ def main() -> int:
         unknown = [n for n in args.cont if n not in GRID]
         if unknown:
             raise SystemExit(f"--continue: unknown run {unknown[0]!r}; the grid's runs: {', '.join(GRID)}")
-        with ThreadPoolExecutor(args.jobs) as pool:
+        with ThreadPoolExecutor(args.jobs) as pool:  # mechinit's own lock keeps one trainer per run folder
             list(pool.map(lambda n: continue_to_end(n, args.runs, args.record), args.cont))
         return 0
     names = [n for n in GRID if args.only is None or n in args.only]
     if args.list:
         print("\n".join(f"{n}: mechinit train {' '.join(COMMON + GRID[n])} --stop-at {STOP}" for n in names))
         return 0
-    args.runs.mkdir(parents=True, exist_ok=True)
 
     def one(name: str) -> None:
         run = train_to_stop(name, args.runs, args.bf16)
         record(name, run, args.record)
 
-    with ThreadPoolExecutor(args.jobs) as pool:
+    with only_grid(args.runs), ThreadPoolExecutor(args.jobs) as pool:
         list(pool.map(one, names))
     return 0
 

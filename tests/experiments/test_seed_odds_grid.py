@@ -70,6 +70,19 @@ def test_records_are_appended_once_with_the_runs_config_and_metrics(tmp_path):
     assert sorted(p.name for p in (tmp_path / "record" / "x").iterdir()) == ["config.json", "metrics.jsonl"]
 
 
+def test_a_second_grid_on_the_same_folder_stops_and_clears_nothing(tmp_path):
+    run = tmp_path / "runs" / "b-init3-data0"  # started by the first grid, no resume point yet
+    run.mkdir(parents=True)
+    (run / "config.json").write_text("{}")
+    with grid.only_grid(tmp_path / "runs"):
+        with pytest.raises(SystemExit, match="another grid is running on this folder"):
+            with grid.only_grid(tmp_path / "runs"):
+                grid.train_to_stop("b-init3-data0", tmp_path / "runs")
+    assert (run / "config.json").read_text() == "{}"
+    with grid.only_grid(tmp_path / "runs"):  # free again once the first grid is done
+        pass
+
+
 def test_every_grid_run_has_its_own_name_and_a_known_source():
     assert len(grid.GRID) == len(set(grid.GRID)) == 3 + 6 + 2 + 1 + 8
     assert table.sources({"train": {"seed": 0, "replay": "authors:1:init", "data_seed": 2}}) == ("authors seed 1", "mechinit seed 2")

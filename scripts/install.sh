@@ -8,11 +8,21 @@ PY=${PYTHON:-python3}
 say() { echo "[install] $*"; }
 say "1/3 virtual environment .venv"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-# pip's own progress lines (one per package) show what it is doing; the first install takes minutes
+# pip's own progress lines (one per package) show what it is doing; the first install takes minutes. While
+# it unpacks packages it prints nothing (45 s for the whole set), so a line every 15 s says it is still at work.
 pip() {
+  local t0 beat status
+  t0=$(date +%s)
+  ( while sleep 15 && kill -0 $$ 2>/dev/null; do say "    pip is still at work ($(( $(date +%s) - t0 )) s)"; done ) &
+  beat=$!
+  set +e
   .venv/bin/python -m pip --disable-pip-version-check "$@" --progress-bar off 2>&1 \
     | grep -v -E --line-buffered '^(Requirement already satisfied|WARNING: Location|  Using cached|  Downloading|  Obtaining)'
-  return "${PIPESTATUS[0]}"
+  status=${PIPESTATUS[0]}
+  set -e
+  kill "$beat" 2>/dev/null || true
+  wait "$beat" 2>/dev/null || true
+  return "$status"
 }
 say "2/3 torch (CPU build unless an NVIDIA GPU is present)"
 if .venv/bin/python -c "import torch" 2>/dev/null; then

@@ -1,5 +1,7 @@
 """The reference entries shipped in the repository's zoo load offline and match their recorded numbers."""
 
+import re
+
 import pytest
 import torch
 from mechinit.zoo.store import SHIPPED, read_index
@@ -22,8 +24,15 @@ def test_the_paper_pair_and_the_cpu_pair_are_shipped_with_their_aliases():
     assert aliases["paper-g0.8-replay"] != aliases["small-init"]  # a rerun that ended `other` did not take the alias
     assert aliases["paper-g0.5-twin"] == aliases["large-init"]  # the twin, symmetric >= 0.9, took it
     assert aliases["paper-g0.5-s0"] == "anchor-post-L2-d400-g0.50-s0-50f812"  # the γ 0.5 run it replaced keeps its id
-    assert len(SHIPPED_IDS) == 11
-    assert sum(f.stat().st_size for f in SHIPPED.rglob("*") if f.is_file()) < 155e6  # docs/zoo.md states the size
+
+
+def test_the_zoo_docs_list_every_shipped_entry_and_state_its_size():
+    docs = (SHIPPED.parents[1] / "docs" / "zoo.md").read_text()
+    listed = set(re.findall(r"^\| `(anchor-[^`]+)`", docs, flags=re.M))
+    assert listed == set(SHIPPED_IDS) == {p.name for p in SHIPPED.iterdir() if p.is_dir()}
+    megabytes = sum(f.stat().st_size for f in SHIPPED.parent.rglob("*") if f.is_file()) / 1e6
+    stated = re.search(r"`zoo/` holds \w+ entries, \*\*([0-9.]+) MB\*\* in all", docs)
+    assert stated and abs(float(stated.group(1)) - megabytes) < 0.5, f"docs/zoo.md says {stated and stated.group(1)} MB, zoo/ holds {megabytes:.1f} MB"
 
 
 def test_large_init_carries_its_own_runs_snapshots():

@@ -7,7 +7,8 @@ usage: python experiments/seed-odds/table.py            (prints markdown)
 
 Reads the grid's records here (predictions.jsonl, outcomes.jsonl, <run>/metrics.jsonl) and the earlier paper-width
 runs under experiments/cpu-regime/paper-width/. A run is on the slow path when its seen-pair test
-accuracy at step 1,850 is below 0.2 (the fast-path runs are at 0.28-0.39 there, the slow ones at 0.05-0.13).
+accuracy at step 1,850 is below 0.2 (the fast-path runs are at 0.28-0.46 there, the slow ones at 0.05-0.17).
+"Ran on" comes from each run's provenance: where it started and where each resume continued it.
 """
 
 from __future__ import annotations
@@ -49,6 +50,22 @@ def sources(config: dict) -> tuple[str, str]:
     return init, data
 
 
+def ran_on(provenance: dict) -> str:
+    """Where a run trained: the device or CPU kernel set of its start and of each resume (in order, repeats
+    merged), and its thread count, from the provenance in its config.json."""
+    legs = [provenance, *provenance.get("resumed", [])]
+    kinds: list[str] = []
+    for leg in legs:
+        kind = (f"CUDA {leg['cuda']}" if leg.get("cuda") else
+                leg.get("cpu_capability") or "kernel set not recorded")
+        if not kinds or kinds[-1] != kind:
+            kinds.append(kind)
+    threads = sorted({leg["threads"] for leg in legs if leg.get("threads") is not None})
+    device = "" if kinds[0].startswith("CUDA") else "CPU "
+    count = f", {'/'.join(map(str, threads))} thread{'s' if threads != [1] else ''}" if threads and device else ""
+    return device + " → ".join(kinds) + count
+
+
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     if n == 0:
         return 0.0, 1.0
@@ -75,12 +92,14 @@ def runs() -> list[dict]:
     for name, (init, data) in EARLIER_RUNS.items():
         found.append({"run": name, "where": f"experiments/cpu-regime/paper-width/{name}", "init": init, "data": data,
                       "gamma": json.loads((EARLIER / name / "config.json").read_text())["init"]["gamma"], "bf16": False,
+                      "ran_on": ran_on(json.loads((EARLIER / name / "config.json").read_text())["provenance"]),
                       "rows": read_metrics(EARLIER / name), "prediction": None})
     for folder in sorted(p for p in HERE.iterdir() if (p / "metrics.jsonl").is_file()):
         config = json.loads((folder / "config.json").read_text())
         init, data = sources(config)
         found.append({"run": folder.name, "where": f"experiments/seed-odds/{folder.name}", "init": init, "data": data,
                       "gamma": config["init"]["gamma"], "bf16": config["train"].get("bf16", False),
+                      "ran_on": ran_on(config["provenance"]),
                       "rows": read_metrics(folder), "prediction": predictions.get(folder.name)})
     for r in found:
         at = row_at(r["rows"], AT)
@@ -121,11 +140,11 @@ def hits(found: list[dict]) -> list[str]:
 def tables() -> str:
     """The three tables, markdown: every run, the slow-path counts with intervals, the rule's calls."""
     found = [r for r in runs() if r["slow"] is not None]
-    out = ["| run | γ | precision | initial draw | data order | loss at 1,850 | seen-pair acc at 1,850 | path | fate at 1,850 (rule 1) | end |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| run | γ | precision | ran on | initial draw | data order | loss at 1,850 | seen-pair acc at 1,850 | path | fate at 1,850 (rule 1) | end |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in found:
         fate = r["prediction"]["first_line"] if r["prediction"] else "— (before the rule)"
-        out.append(f"| {r['run']} | {r['gamma']} | {'bf16' if r['bf16'] else 'fp32'} | {r['init']} | {r['data']} | {r['loss']:.3f} | "
+        out.append(f"| {r['run']} | {r['gamma']} | {'bf16' if r['bf16'] else 'fp32'} | {r['ran_on']} | {r['init']} | {r['data']} | {r['loss']:.3f} | "
                    f"{r['seen']:.3f} | {'slow' if r['slow'] else 'fast'} | {fate} | {r['final']} |")
     at = {g: [r for r in found if r["gamma"] == g] for g in sorted({r["gamma"] for r in found}, reverse=True)}
     eight = at.get(0.8, [])

@@ -90,6 +90,14 @@ def test_every_grid_run_has_its_own_name_and_a_known_source():
     assert table.sources({"train": {"seed": 0, "init_seed": 5, "data_seed": None}}) == ("mechinit seed 5", "mechinit seed 0")
 
 
+def test_the_table_says_where_each_run_trained():
+    cpu = {"cpu_capability": "AVX512", "cuda": None, "threads": 1}
+    assert table.ran_on(cpu) == "CPU AVX512, 1 thread"
+    assert table.ran_on({**cpu, "resumed": [{**cpu, "step": 37}, {**cpu, "cpu_capability": "AVX2", "step": 74}]}) == "CPU AVX512 → AVX2, 1 thread"
+    assert table.ran_on({"resumed": [{**cpu, "step": 888}]}) == "CPU kernel set not recorded → AVX512, 1 thread"
+    assert table.ran_on({"cpu_capability": None, "cuda": "NVIDIA H100 80GB HBM3", "threads": 16}) == "CUDA NVIDIA H100 80GB HBM3"
+
+
 @pytest.mark.parametrize("k, n, low, high", [(0, 4, 0.0, 0.49), (3, 4, 0.30, 0.95), (4, 5, 0.38, 0.96), (1, 2, 0.09, 0.91)])
 def test_wilson_intervals(k, n, low, high):
     lo, hi = table.wilson(k, n)

@@ -90,9 +90,9 @@ def runs() -> list[dict]:
     predictions = records("predictions.jsonl")
     found = []
     for name, (init, data) in EARLIER_RUNS.items():
+        config = json.loads((EARLIER / name / "config.json").read_text())
         found.append({"run": name, "where": f"experiments/cpu-regime/paper-width/{name}", "init": init, "data": data,
-                      "gamma": json.loads((EARLIER / name / "config.json").read_text())["init"]["gamma"], "bf16": False,
-                      "ran_on": ran_on(json.loads((EARLIER / name / "config.json").read_text())["provenance"]),
+                      "gamma": config["init"]["gamma"], "bf16": False, "ran_on": ran_on(config["provenance"]),
                       "rows": read_metrics(EARLIER / name), "prediction": None})
     for folder in sorted(p for p in HERE.iterdir() if (p / "metrics.jsonl").is_file()):
         config = json.loads((folder / "config.json").read_text())

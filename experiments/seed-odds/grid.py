@@ -3,10 +3,11 @@ resume point there, then its fate read-out appended to predictions.jsonl (before
 
 usage: python experiments/seed-odds/grid.py RUNS_DIR [--record DIR] [--jobs N] [--only NAME ...] [--list] [--bf16]
        python experiments/seed-odds/grid.py RUNS_DIR --continue NAME [NAME ...] [--record DIR] [--jobs N]
+       python experiments/seed-odds/grid.py RUNS_DIR --retrace NAME [NAME ...] [--record DIR] [--jobs N]
 
 Run it from a pinned checkout (git worktree add ../frozen-odds COMMIT, with its own .venv): every run and
 every prediction records that commit. Rerun the same line to continue: a run past 1,850 is skipped, a run
-with an earlier resume point resumes, a prediction already recorded is not recorded again. --record is the
+with an earlier resume point resumes, a run whose prediction is already recorded is not trained again. --record is the
 checkout whose experiments/seed-odds/ receives predictions.jsonl and each run's config.json and
 metrics.jsonl (default: this one).
 
@@ -14,12 +15,20 @@ metrics.jsonl (default: this one).
 only a run whose prediction is in the committed predictions.jsonl of the --record checkout (HEAD): the
 prediction is on record before the run goes past 1,850. A finished run's config and metrics are copied as
 before and its outcome is appended to outcomes.jsonl (final and max-over-training (4,3) accuracies).
+
+--retrace is for a run whose prediction is on record but whose resume point is gone (a new machine): it trains
+the run again from step 0 to 1,850 and appends to retraces.jsonl how the new run compares with the recorded
+one at 1,850 (loss, seen-pair and (4,3) accuracies, whether every evaluation to 1,850 is identical) and the
+rule's call on the new run; its config and metrics go to <run>/retrace/. A retraced run that is not identical
+to the recorded one goes on with --continue only once its retraces.jsonl row is committed, and its outcome is
+recorded under <run>/retrace/ too, so that the recorded run's 1,850 numbers stay what the counts were made of.
 """
 
 from __future__ import annotations
 
 import argparse
 import fcntl
+import importlib.util
 import json
 import os
 import shutil
@@ -94,12 +103,43 @@ def train_to_stop(name: str, runs: Path, bf16: bool = False) -> Path:
     return run
 
 
-def committed_predictions(record_dir: Path) -> set[str]:
-    """The runs whose prediction is in predictions.jsonl as committed at HEAD of the record checkout."""
-    shown = subprocess.run(["git", "-C", str(record_dir), "show", "HEAD:./predictions.jsonl"], capture_output=True, text=True)
+def to_stop(name: str, runs: Path, record_dir: Path, bf16: bool = False) -> None:
+    """The grid's own step: train ``name`` to 1,850 and record its prediction, unless that is on record already."""
+    if name in recorded(record_dir):
+        print(f"{name}: prediction at {STOP} on record; not trained again (--continue goes on from its resume "
+              "point, --retrace trains it again from step 0 if that point is gone)", flush=True)
+        return
+    record(name, train_to_stop(name, runs, bf16), record_dir)
+
+
+def committed(record_dir: Path, jsonl: str = "predictions.jsonl") -> set[str]:
+    """The runs that have a row in ``jsonl`` as committed at HEAD of the record checkout."""
+    shown = subprocess.run(["git", "-C", str(record_dir), "show", f"HEAD:./{jsonl}"], capture_output=True, text=True)
     if shown.returncode != 0:
         return set()
     return {json.loads(line)["run"] for line in shown.stdout.splitlines() if line.strip()}
+
+
+def recorded(record_dir: Path, jsonl: str = "predictions.jsonl") -> set[str]:
+    """The runs that have a row in ``record_dir/jsonl`` (committed or not)."""
+    path = record_dir / jsonl
+    return {json.loads(line)["run"] for line in path.read_text().splitlines() if line.strip()} if path.is_file() else set()
+
+
+TIMING = ("elapsed_s", "samples_per_s")  # the only fields of an evaluation row that a bit-identical rerun may change
+
+
+def evaluations_to(rows: list[dict], step: int) -> list[dict]:
+    return [{k: v for k, v in r.items() if k not in TIMING} for r in rows if r["step"] <= step]
+
+
+def is_recorded_run(name: str, run: Path, record_dir: Path) -> bool:
+    """Whether the run folder's evaluations to 1,850 are exactly those recorded for ``name`` (so it is the run the
+    prediction was made on, or a bit-identical retrace of it)."""
+    from mechinit.files import read_metrics
+
+    kept = record_dir / name / "metrics.jsonl"
+    return kept.is_file() and evaluations_to(read_metrics(run), STOP) == evaluations_to(read_metrics(kept.parent), STOP)
 
 
 def continue_to_end(name: str, runs: Path, record_dir: Path) -> None:
@@ -109,20 +149,67 @@ def continue_to_end(name: str, runs: Path, record_dir: Path) -> None:
         at = step_of(run)
         if at is None or at < STOP:
             raise SystemExit(f"{name}: no resume point at or past step {STOP} in {run}; run the grid to {STOP} first")
-        if name not in committed_predictions(record_dir):
+        if name not in committed(record_dir):
             raise SystemExit(f"{name}: its prediction at {STOP} is not committed in {record_dir}/predictions.jsonl; "
                              "commit it before the run goes on")
+        if not is_recorded_run(name, run, record_dir) and name not in committed(record_dir, "retraces.jsonl"):
+            raise SystemExit(f"{name}: {run} is not the run whose prediction is on record (its evaluations to step {STOP} "
+                             "differ); record it with --retrace and commit retraces.jsonl before it goes on")
         mechinit_train(["--resume", str(run)], runs / f"{name}.log")
     record_outcome(name, run, record_dir)
 
 
-def append_once(path: Path, name: str, run: Path, make_row) -> dict | None:
+def retrace(name: str, runs: Path, record_dir: Path) -> None:
+    """Train ``name`` again from step 0 to 1,850 (its prediction on record, its resume point gone) and append to
+    retraces.jsonl how it compares with the recorded run at 1,850, with the rule's call on the new run."""
+    from mechinit.files import read_metrics
+    from mechinit.readout import fate
+
+    if name not in committed(record_dir):
+        raise SystemExit(f"{name}: no committed prediction in {record_dir}/predictions.jsonl; the grid itself trains it to {STOP}")
+    run = runs / name
+    at = step_of(run)
+    if (run / "model.safetensors").is_file() or (at is not None and at > STOP):
+        raise SystemExit(f"{name}: {run} is already past step {STOP}; a retrace starts from step 0 in a folder of its own")
+    train_to_stop(name, runs)
+    predicted = {r["run"]: r for r in map(json.loads, (record_dir / "predictions.jsonl").read_text().splitlines())}[name]
+    was, now = (next(r for r in read_metrics(folder) if r["step"] == STOP) for folder in (record_dir / name, run))
+
+    def numbers(row: dict) -> dict:
+        pair = row["pairs"]["4,3"]
+        return {"train_loss": row["train_loss"], "seen_test_acc": row["seen_test_acc"],
+                "inferential": pair["inferential"], "symmetric": pair["symmetric"]}
+
+    def comparison() -> dict:
+        called = fate(run, at=STOP)
+        return {"commit": commit(), "ran_on": provenance_line(run), "identical_to_1850": is_recorded_run(name, run, record_dir),
+                "recorded_at_1850": numbers(was), "retrace_at_1850": numbers(now),
+                "recorded_call": predicted["first_line"], "retrace_call": called.first_line(),
+                "same_call": (called.verdict, called.p_inferential) == (predicted["verdict"], predicted["p_inferential"]),
+                "retrace_verdict": called.verdict, "retrace_p_inferential": called.p_inferential}
+
+    row = append_once(record_dir / "retraces.jsonl", name, run, comparison, folder=record_dir / name / "retrace")
+    if row is not None:
+        print(f"{name}: retraced to {STOP} on {row['ran_on']}: identical {row['identical_to_1850']}; loss "
+              f"{row['recorded_at_1850']['train_loss']:.4f} → {row['retrace_at_1850']['train_loss']:.4f}; "
+              f"{row['retrace_call']} (recorded: {row['recorded_call']})", flush=True)
+
+
+def provenance_line(run: Path) -> str:
+    """Where the run trained (its start and every resume), as the table says it: table.py's ``ran_on``."""
+    spec = importlib.util.spec_from_file_location("seed_odds_table", HERE / "table.py")
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    return table.ran_on(json.loads((run / "config.json").read_text())["provenance"])
+
+
+def append_once(path: Path, name: str, run: Path, make_row, folder: Path | None = None) -> dict | None:
     """Append ``make_row()`` to the jsonl ``path`` unless it already holds a row for ``name``, after copying
-    the run's config.json and metrics.jsonl into ``path.parent/name``; returns the row (None: already there)."""
-    done = {json.loads(line)["run"] for line in path.read_text().splitlines() if line.strip()} if path.is_file() else set()
-    if name in done:
+    the run's config.json and metrics.jsonl into ``folder`` (default ``path.parent/name``); returns the row
+    (None: already there)."""
+    if name in recorded(path.parent, path.name):
         return None
-    folder = path.parent / name
+    folder = folder or path.parent / name
     folder.mkdir(parents=True, exist_ok=True)
     for file in ("config.json", "metrics.jsonl"):
         shutil.copy2(run / file, folder / file)
@@ -143,7 +230,9 @@ def record_outcome(name: str, run: Path, record_dir: Path) -> None:
                 "max_inferential": max(r["pairs"]["4,3"]["inferential"] for r in rows),
                 "max_symmetric": max(r["pairs"]["4,3"]["symmetric"] for r in rows)}
 
-    row = append_once(record_dir / "outcomes.jsonl", name, run, outcome)
+    retraced = name in recorded(record_dir, "retraces.jsonl") and not is_recorded_run(name, run, record_dir)
+    row = append_once(record_dir / "outcomes.jsonl", name, run, lambda: {**outcome(), "retrace": retraced},
+                      folder=record_dir / name / "retrace" if retraced else None)
     if row is not None:
         print(f"{name}: ended (4,3) {row['label']} (inferential {row['inferential']:.3f}, symmetric {row['symmetric']:.3f})", flush=True)
 
@@ -171,25 +260,25 @@ def main() -> int:
                     help="start new runs under bf16 autocast (a run keeps the precision it started with)")
     ap.add_argument("--continue", dest="cont", nargs="+", default=None, metavar="NAME",
                     help="train these runs on from 1,850 to the end (their prediction must be committed)")
+    ap.add_argument("--retrace", nargs="+", default=None, metavar="NAME",
+                    help="train these runs again from step 0 to 1,850 (prediction on record, resume point gone)")
     args = ap.parse_args()
-    if args.cont is not None:
-        unknown = [n for n in args.cont if n not in GRID]
+    for flag, chosen, action in (("--continue", args.cont, continue_to_end), ("--retrace", args.retrace, retrace)):
+        if chosen is None:
+            continue
+        unknown = [n for n in chosen if n not in GRID]
         if unknown:
-            raise SystemExit(f"--continue: unknown run {unknown[0]!r}; the grid's runs: {', '.join(GRID)}")
+            raise SystemExit(f"{flag}: unknown run {unknown[0]!r}; the grid's runs: {', '.join(GRID)}")
         with ThreadPoolExecutor(args.jobs) as pool:  # mechinit's own lock keeps one trainer per run folder
-            list(pool.map(lambda n: continue_to_end(n, args.runs, args.record), args.cont))
+            list(pool.map(lambda n: action(n, args.runs, args.record), chosen))
         return 0
     names = [n for n in GRID if args.only is None or n in args.only]
     if args.list:
         print("\n".join(f"{n}: mechinit train {' '.join(COMMON + GRID[n])} --stop-at {STOP}" for n in names))
         return 0
 
-    def one(name: str) -> None:
-        run = train_to_stop(name, args.runs, args.bf16)
-        record(name, run, args.record)
-
     with only_grid(args.runs), ThreadPoolExecutor(args.jobs) as pool:
-        list(pool.map(one, names))
+        list(pool.map(lambda n: to_stop(n, args.runs, args.record, args.bf16), names))
     return 0
 
 

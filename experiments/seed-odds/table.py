@@ -94,35 +94,56 @@ def runs() -> list[dict]:
         found.append({"run": name, "where": f"experiments/cpu-regime/paper-width/{name}", "init": init, "data": data,
                       "gamma": config["init"]["gamma"], "bf16": False, "ran_on": ran_on(config["provenance"]),
                       "rows": read_metrics(EARLIER / name), "prediction": None})
+    retraces = records("retraces.jsonl")
     for folder in sorted(p for p in HERE.iterdir() if (p / "metrics.jsonl").is_file()):
         config = json.loads((folder / "config.json").read_text())
         init, data = sources(config)
+        again = folder / "retrace"  # the run trained again from step 0 (grid.py --retrace), when continued from there
         found.append({"run": folder.name, "where": f"experiments/seed-odds/{folder.name}", "init": init, "data": data,
                       "gamma": config["init"]["gamma"], "bf16": config["train"].get("bf16", False),
                       "ran_on": ran_on(config["provenance"]),
-                      "rows": read_metrics(folder), "prediction": predictions.get(folder.name)})
+                      "rows": read_metrics(folder), "prediction": predictions.get(folder.name),
+                      "retrace": retraces.get(folder.name),
+                      "retrace_rows": read_metrics(again) if (again / "metrics.jsonl").is_file() else []})
     for r in found:
         at = row_at(r["rows"], AT)
         r["loss"], r["seen"] = (at["train_loss"], at["seen_test_acc"]) if at else (None, None)
         r["slow"] = None if at is None else at["seen_test_acc"] < SLOW_BELOW
         last = r["rows"][-1] if r["rows"] else {}
-        r["last_step"] = last.get("step")
-        pair = last.get("pairs", {}).get("4,3", {})
-        r["outcome"] = None
-        if last.get("step") == 8880 and pair:
-            tracked = [x["pairs"]["4,3"] for x in r["rows"] if "4,3" in x.get("pairs", {})]
-            r["outcome"] = {"label": pair.get("label"), "inferential": pair["inferential"], "symmetric": pair["symmetric"],
-                            "max_inferential": max(t["inferential"] for t in tracked),
-                            "max_symmetric": max(t["symmetric"] for t in tracked)}
-        o = r["outcome"]
+        r["outcome"] = outcome(r["rows"])
+        o, note = r["outcome"], ""
+        if o is None and r.get("retrace_rows"):
+            r["outcome"] = o = outcome(r["retrace_rows"])
+            note = f" — the retrace from step 0 ({r['retrace']['ran_on']}), not the run above" if o else ""
         r["final"] = (f"(4,3)={o['label']} (inferential {o['inferential']:.2f}, symmetric {o['symmetric']:.2f}; "
-                      f"max {o['max_inferential']:.2f} / {o['max_symmetric']:.2f})" if o else f"stopped at {last.get('step')}")
+                      f"max {o['max_inferential']:.2f} / {o['max_symmetric']:.2f}){note}" if o else f"stopped at {last.get('step')}")
     return found
+
+
+def outcome(rows: list[dict]) -> dict | None:
+    """How a run ended on (4,3), final and max over training, or None for a run short of step 8,880."""
+    last = rows[-1] if rows else {}
+    pair = last.get("pairs", {}).get("4,3", {})
+    if last.get("step") != 8880 or not pair:
+        return None
+    tracked = [x["pairs"]["4,3"] for x in rows if "4,3" in x.get("pairs", {})]
+    return {"label": pair.get("label"), "inferential": pair["inferential"], "symmetric": pair["symmetric"],
+            "max_inferential": max(t["inferential"] for t in tracked), "max_symmetric": max(t["symmetric"] for t in tracked)}
+
+
+def call_on_continued(r: dict) -> dict:
+    """The rule's call on the run that was continued: the recorded prediction, or, where the run was trained again
+    from step 0 and continued from there, the call on that retrace at 1,850 (committed before it went on)."""
+    if r.get("retrace_rows") and r.get("retrace"):
+        t = r["retrace"]
+        return {"verdict": t["retrace_verdict"], "p_inferential": t["retrace_p_inferential"],
+                "first_line": f"{t['retrace_call']} (on the retrace; recorded run: {t['recorded_call']})"}
+    return r["prediction"]
 
 
 def hits(found: list[dict]) -> list[str]:
     """The fate rule's recorded calls at 1,850 against how the continued runs ended."""
-    called = [r for r in found if r["prediction"] and r["outcome"]]
+    called = [{**r, "prediction": call_on_continued(r)} for r in found if r["prediction"] and r["outcome"]]
     out = ["| run | fate at 1,850 | ended | call |", "|---|---|---|---|"]
     for r in called:
         verdict, label = r["prediction"]["verdict"], r["outcome"]["label"]

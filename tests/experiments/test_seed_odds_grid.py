@@ -46,7 +46,83 @@ def test_a_run_is_not_continued_before_its_prediction_is_committed(stopped):
         grid.continue_to_end("b-init3-data0", run.parent, record)
     _git(record, "add", "predictions.jsonl")
     _git(record, "commit", "-qm", "prediction")
-    assert grid.committed_predictions(record) == {"b-init3-data0"}
+    assert grid.committed(record) == {"b-init3-data0"}
+
+
+def _metrics(folder: Path, loss_at_1850: float, last: int = 1850) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [{"step": s, "elapsed_s": s * 2.3, "samples_per_s": 900.0, "seen_test_acc": 0.05,
+             "train_loss": None if s == 0 else (loss_at_1850 if s == 1850 else 4.0),
+             "pairs": {"4,3": {"label": "inferential" if s == 8880 else "unfitted", "inferential": 0.95 if s == 8880 else 0.04,
+                               "symmetric": 0.0}}} for s in (0, 370, 1850, 8880) if s <= last]
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "config.json").write_text(json.dumps({"provenance": {"cpu_capability": "AVX2", "cuda": None, "threads": 1}}))
+
+
+@pytest.fixture
+def on_record(stopped):
+    """``stopped``, with its prediction and its metrics to 1,850 committed in the record checkout."""
+    run, record = stopped
+    _metrics(run, 3.3612)
+    _metrics(record / run.name, 3.3612)
+    (record / "predictions.jsonl").write_text(json.dumps({"run": run.name, "verdict": "uncertain", "p_inferential": 0.5,
+                                                         "first_line": "fate: uncertain p_inferential=0.50 step=1850"}) + "\n")
+    _git(record, "add", ".")
+    _git(record, "commit", "-qm", "prediction")
+    return run, record
+
+
+def test_only_the_timing_may_differ_for_a_run_to_count_as_the_recorded_one(on_record):
+    run, record = on_record
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    rows[1]["elapsed_s"], rows[1]["samples_per_s"] = 1.0, 1.0
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert grid.is_recorded_run(run.name, run, record)
+    _metrics(run, 3.3613)  # a retrace on another kernel set: one digit off at 1,850
+    assert not grid.is_recorded_run(run.name, run, record)
+
+
+def test_the_grid_does_not_train_again_a_run_whose_prediction_is_on_record(on_record, monkeypatch, capsys):
+    run, record = on_record
+    monkeypatch.setattr(grid, "mechinit_train", lambda *a: pytest.fail("trained a run whose prediction is on record"))
+    grid.to_stop(run.name, run.parent, record)
+    assert "on record; not trained again" in capsys.readouterr().out
+
+
+def test_a_retrace_goes_on_only_once_its_comparison_is_committed(on_record, monkeypatch):
+    run, record = on_record
+    _metrics(run, 3.2950)  # the run trained again from step 0 on another float path
+    trained = []
+    monkeypatch.setattr(grid, "mechinit_train", lambda args, log: trained.append(args))
+    with pytest.raises(SystemExit, match="not the run whose prediction is on record"):
+        grid.continue_to_end(run.name, run.parent, record)
+    assert trained == []
+
+    class Called:  # the rule's call on the retrace (the rule itself is tested in tests/mechinit)
+        verdict, p_inferential = "uncertain", 0.5
+
+        def first_line(self):
+            return "fate: uncertain p_inferential=0.50 step=1850"
+
+    import mechinit.readout
+    monkeypatch.setattr(mechinit.readout, "fate", lambda folder, at: Called())
+    monkeypatch.setattr(grid, "train_to_stop", lambda name, runs, bf16=False: runs / name)
+    grid.retrace(run.name, run.parent, record)
+    (row,) = [json.loads(line) for line in (record / "retraces.jsonl").read_text().splitlines()]
+    assert (row["identical_to_1850"], row["same_call"], row["ran_on"]) == (False, True, "CPU AVX2, 1 thread")
+    assert (row["recorded_at_1850"]["train_loss"], row["retrace_at_1850"]["train_loss"]) == (3.3612, 3.2950)
+    with pytest.raises(SystemExit, match="commit retraces.jsonl"):  # written, not yet committed
+        grid.continue_to_end(run.name, run.parent, record)
+    _git(record, "add", ".")
+    _git(record, "commit", "-qm", "retrace")
+    _metrics(run, 3.2950, last=8880)  # what the continuation leaves behind
+    grid.continue_to_end(run.name, run.parent, record)
+    assert trained == [["--resume", str(run)]]
+    (outcome,) = [json.loads(line) for line in (record / "outcomes.jsonl").read_text().splitlines()]
+    assert (outcome["label"], outcome["retrace"]) == ("inferential", True)
+    kept = [json.loads(line) for line in (record / run.name / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in kept] == [0, 370, 1850] and kept[-1]["train_loss"] == 3.3612  # what the counts were made of
+    assert [json.loads(line)["step"] for line in (record / run.name / "retrace" / "metrics.jsonl").read_text().splitlines()][-1] == 8880
 
 
 def test_a_run_short_of_1850_is_not_continued(stopped):
@@ -102,3 +178,20 @@ def test_the_table_says_where_each_run_trained():
 def test_wilson_intervals(k, n, low, high):
     lo, hi = table.wilson(k, n)
     assert (round(lo, 2), round(hi, 2)) == (low, high)
+
+
+def test_a_continued_retrace_is_scored_on_its_own_call_and_its_own_end():
+    end = [{"step": 1850, "pairs": {"4,3": {"label": "unfitted", "inferential": 0.1, "symmetric": 0.0}}},
+           {"step": 8880, "pairs": {"4,3": {"label": "inferential", "inferential": 0.93, "symmetric": 0.02}}}]
+    assert table.outcome(end[:1]) is None
+    assert table.outcome(end) == {"label": "inferential", "inferential": 0.93, "symmetric": 0.02,
+                                  "max_inferential": 0.93, "max_symmetric": 0.02}
+    recorded = {"verdict": "uncertain", "p_inferential": 0.5, "first_line": "fate: uncertain p_inferential=0.50 step=1850"}
+    retrace = {"retrace_verdict": "inferential", "retrace_p_inferential": 0.8, "ran_on": "CPU AVX2, 1 thread",
+               "retrace_call": "fate: inferential p_inferential=0.80 step=1850", "recorded_call": recorded["first_line"]}
+    run = {"run": "b-init4-data0", "prediction": recorded, "outcome": table.outcome(end), "retrace": retrace, "retrace_rows": end}
+    lines = table.hits([run])
+    assert lines[2] == ("| b-init4-data0 | fate: inferential p_inferential=0.80 step=1850 (on the retrace; recorded run: "
+                        "fate: uncertain p_inferential=0.50 step=1850) | inferential | hit |")
+    assert "calls made (not `uncertain`): 1, right: 1; Brier score of p_inferential: 0.040" in lines[-1]
+    assert table.hits([{**run, "retrace": None, "retrace_rows": []}])[2].endswith("| inferential | no call |")

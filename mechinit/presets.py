@@ -9,7 +9,7 @@
   ``train.steps`` (the schedule's epochs are explicit, so the lr path stays the same).
 * ``cpu-small-init`` / ``cpu-large-init`` (formerly ``small-init`` / ``large-init``, names that still
   work with a warning; the zoo aliases ``small-init`` / ``large-init`` now name the paper-width pair) — the CPU-scale pair chosen by the regime search
-  (docs/research.md): 2 post-LN layers, d_model 128, 50k sequences, 20 epochs (~2 min on one
+  (docs/research.md): 2 post-LN layers, d_model 128, 50k sequences, 20 epochs (2–6 min on one
   core); they differ only in ``init.gamma``, whose stds match the paper's γ = 0.8 / 0.5 at
   d_model 400. At this scale large init gives the symmetric solution on (4,3) for seeds 0–2, but
   small init does not give the inferential one (it is mostly symmetric too): the paper's claim C1
@@ -91,7 +91,7 @@ PRESETS.update({
 DESCRIPTIONS: dict[str, str] = {  # one line each, for `mechinit train --help`
     "paper": "App A's text at paper scale: d_model 400, 900k sequences, 210 epochs (a GPU job)",
     "paper-code": "the authors' teaching code exactly: as paper, but 759,375 sequences, split mod 9, unembedding bias, peak 2e-4",
-    "cpu-small-init": "CPU-scale pair, γ 1.0 (the paper's γ 0.8 std), 2 post-LN layers, d_model 128, ~2 min",
+    "cpu-small-init": "CPU-scale pair, γ 1.0 (the paper's γ 0.8 std), 2 post-LN layers, d_model 128, 2–6 min",
     "cpu-large-init": "CPU-scale pair, γ 0.6 (the paper's γ 0.5 std), otherwise as cpu-small-init",
     "tiny": "a seconds-long model for smoke runs and tests",
     "gpt2-cpu": "GPT-2-style block (pre-LN, GELU, biases, 4 heads) at CPU size, on addition",

@@ -30,7 +30,7 @@ _CPU_SCALE = {
     "model": {"n_layers": 2, "d_model": 128, "d_head": 64, "d_mlp": 384, "n_heads": 1, "d_vocab": 201, "norm": "post", "bias": False},
     "task": {"n_train": 50_000},
     "train": {"lr": 1e-3, "weight_decay": 0.01, "batch_size": 256, "epochs": 20, "warmup_epochs": 1.0, "lr_floor": 5e-5,
-              "threads": 1},  # one thread: bit-identical runs on any CPU, whatever its core count
+              "threads": 1},  # one thread: bit-identical runs on any CPU with the same kernel set, whatever its core count
 }
 
 PRESETS: dict[str, dict] = {

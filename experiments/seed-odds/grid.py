@@ -1,7 +1,7 @@
 """The seed-odds grid at paper width: γ 0.8, lr 2e-4, the `paper-code` recipe, each run to step 1,850 with a
 resume point there, then its fate read-out appended to predictions.jsonl (before any run is continued).
 
-usage: python experiments/seed-odds/grid.py RUNS_DIR [--record DIR] [--jobs N] [--only NAME ...] [--list] [--bf16]
+usage: python experiments/seed-odds/grid.py RUNS_DIR [--record DIR] [--jobs N] [--only NAME ...] [--list] [--bf16] [--device cuda]
        python experiments/seed-odds/grid.py RUNS_DIR --continue NAME [NAME ...] [--record DIR] [--jobs N]
        python experiments/seed-odds/grid.py RUNS_DIR --retrace NAME [NAME ...] [--record DIR] [--jobs N]
 
@@ -88,28 +88,33 @@ def mechinit_train(args: list[str], log: Path) -> None:
                        stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"}, check=True)
 
 
-def train_to_stop(name: str, runs: Path, bf16: bool = False) -> Path:
+def command(name: str, device: str = "cpu", bf16: bool = False) -> list[str]:
+    """The ``mechinit train`` arguments that start ``name`` (the full run's config; --stop-at is the caller's)."""
+    settings = [f"train.device={device}" if a == "train.device=cpu" else a for a in COMMON]
+    return [*settings, *GRID[name], *(["--set", "train.bf16=true"] if bf16 else [])]
+
+
+def train_to_stop(name: str, runs: Path, bf16: bool = False, device: str = "cpu") -> Path:
     run = runs / name
     at = step_of(run)
     if at is not None and at >= STOP:
         return run
     if at is None:
         shutil.rmtree(run, ignore_errors=True)
-        precision = ["--set", "train.bf16=true"] if bf16 else []
-        args = [*COMMON, *GRID[name], *precision, "--out", str(run), "--stop-at", str(STOP)]
+        args = [*command(name, device, bf16), "--out", str(run), "--stop-at", str(STOP)]
     else:
         args = ["--resume", str(run), "--stop-at", str(STOP)]
     mechinit_train(args, runs / f"{name}.log")
     return run
 
 
-def to_stop(name: str, runs: Path, record_dir: Path, bf16: bool = False) -> None:
+def to_stop(name: str, runs: Path, record_dir: Path, bf16: bool = False, device: str = "cpu") -> None:
     """The grid's own step: train ``name`` to 1,850 and record its prediction, unless that is on record already."""
     if name in recorded(record_dir):
         print(f"{name}: prediction at {STOP} on record; not trained again (--continue goes on from its resume "
               "point, --retrace trains it again from step 0 if that point is gone)", flush=True)
         return
-    record(name, train_to_stop(name, runs, bf16), record_dir)
+    record(name, train_to_stop(name, runs, bf16, device), record_dir)
 
 
 def committed(record_dir: Path, jsonl: str = "predictions.jsonl") -> set[str]:
@@ -159,7 +164,7 @@ def continue_to_end(name: str, runs: Path, record_dir: Path) -> None:
     record_outcome(name, run, record_dir)
 
 
-def retrace(name: str, runs: Path, record_dir: Path) -> None:
+def retrace(name: str, runs: Path, record_dir: Path, device: str = "cpu") -> None:
     """Train ``name`` again from step 0 to 1,850 (its prediction on record, its resume point gone) and append to
     retraces.jsonl how it compares with the recorded run at 1,850, with the rule's call on the new run."""
     from mechinit.files import read_metrics
@@ -171,7 +176,7 @@ def retrace(name: str, runs: Path, record_dir: Path) -> None:
     at = step_of(run)
     if (run / "model.safetensors").is_file() or (at is not None and at > STOP):
         raise SystemExit(f"{name}: {run} is already past step {STOP}; a retrace starts from step 0 in a folder of its own")
-    train_to_stop(name, runs)
+    train_to_stop(name, runs, device=device)
     predicted = {r["run"]: r for r in map(json.loads, (record_dir / "predictions.jsonl").read_text().splitlines())}[name]
     was, now = (next(r for r in read_metrics(folder) if r["step"] == STOP) for folder in (record_dir / name, run))
 
@@ -262,8 +267,11 @@ def main() -> int:
                     help="train these runs on from 1,850 to the end (their prediction must be committed)")
     ap.add_argument("--retrace", nargs="+", default=None, metavar="NAME",
                     help="train these runs again from step 0 to 1,850 (prediction on record, resume point gone)")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                    help="where new runs (and retraces) train; a resumed run keeps its own device")
     args = ap.parse_args()
-    for flag, chosen, action in (("--continue", args.cont, continue_to_end), ("--retrace", args.retrace, retrace)):
+    retrace_on = lambda name, runs, record: retrace(name, runs, record, args.device)  # noqa: E731
+    for flag, chosen, action in (("--continue", args.cont, continue_to_end), ("--retrace", args.retrace, retrace_on)):
         if chosen is None:
             continue
         unknown = [n for n in chosen if n not in GRID]
@@ -274,11 +282,11 @@ def main() -> int:
         return 0
     names = [n for n in GRID if args.only is None or n in args.only]
     if args.list:
-        print("\n".join(f"{n}: mechinit train {' '.join(COMMON + GRID[n])} --stop-at {STOP}" for n in names))
+        print("\n".join(f"{n}: mechinit train {' '.join(command(n, args.device, args.bf16))} --stop-at {STOP}" for n in names))
         return 0
 
     with only_grid(args.runs), ThreadPoolExecutor(args.jobs) as pool:
-        list(pool.map(lambda n: to_stop(n, args.runs, args.record, args.bf16), names))
+        list(pool.map(lambda n: to_stop(n, args.runs, args.record, args.bf16, args.device), names))
     return 0
 
 

@@ -106,7 +106,7 @@ def test_a_retrace_goes_on_only_once_its_comparison_is_committed(on_record, monk
 
     import mechinit.readout
     monkeypatch.setattr(mechinit.readout, "fate", lambda folder, at: Called())
-    monkeypatch.setattr(grid, "train_to_stop", lambda name, runs, bf16=False: runs / name)
+    monkeypatch.setattr(grid, "train_to_stop", lambda name, runs, **how: runs / name)
     grid.retrace(run.name, run.parent, record)
     (row,) = [json.loads(line) for line in (record / "retraces.jsonl").read_text().splitlines()]
     assert (row["identical_to_1850"], row["same_call"], row["ran_on"]) == (False, True, "CPU AVX2, 1 thread")
@@ -195,3 +195,10 @@ def test_a_continued_retrace_is_scored_on_its_own_call_and_its_own_end():
                         "fate: uncertain p_inferential=0.50 step=1850) | inferential | hit |")
     assert "calls made (not `uncertain`): 1, right: 1; Brier score of p_inferential: 0.040" in lines[-1]
     assert table.hits([{**run, "retrace": None, "retrace_rows": []}])[2].endswith("| inferential | no call |")
+
+
+def test_a_grid_on_cuda_starts_the_same_runs_on_the_gpu():
+    cpu, cuda = grid.command("b-init4-data0"), grid.command("b-init4-data0", "cuda")
+    assert "train.device=cpu" in cpu and "train.device=cuda" in cuda and "train.device=cpu" not in cuda
+    assert [a for a in cpu if a != "train.device=cpu"] == [a for a in cuda if a != "train.device=cuda"]
+    assert grid.command("c-authors2", bf16=True)[-2:] == ["--set", "train.bf16=true"]

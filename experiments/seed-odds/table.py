@@ -167,7 +167,8 @@ def tables() -> str:
         fate = r["prediction"]["first_line"] if r["prediction"] else "— (before the rule)"
         out.append(f"| {r['run']} | {r['gamma']} | {'bf16' if r['bf16'] else 'fp32'} | {r['ran_on']} | {r['init']} | {r['data']} | {r['loss']:.3f} | "
                    f"{r['seen']:.3f} | {'slow' if r['slow'] else 'fast'} | {fate} | {r['final']} |")
-    at = {g: [r for r in found if r["gamma"] == g] for g in sorted({r["gamma"] for r in found}, reverse=True)}
+    counted, again = replicates(found)
+    at = {g: [r for r in counted if r["gamma"] == g] for g in sorted({r["gamma"] for r in counted}, reverse=True)}
     eight = at.get(0.8, [])
     groups = {
         "γ 0.8, the authors' seed-1 initial draw, any data order": [r for r in eight if r["init"] == "authors seed 1"],
@@ -180,7 +181,25 @@ def tables() -> str:
         k, n = sum(r["slow"] for r in rs), len(rs)
         lo, hi = wilson(k, n)
         out.append(f"| {label} | {k} | {n} | {k / n if n else float('nan'):.2f} | [{lo:.2f}, {hi:.2f}] |")
+    if again:
+        out += ["", "Counted once: a run of the same γ, initial draw and data order as an earlier one (another kernel set or "
+                "code) is a replicate, not another draw. " + "; ".join(
+                    f"`{r['run']}` replicates `{first['run']}`: {'slow' if r['slow'] else 'fast'} here, "
+                    f"{'slow' if first['slow'] else 'fast'} there" for r, first in again) + "."]
     return "\n".join(out + [""] + hits(found))
+
+
+def replicates(found: list[dict]) -> tuple[list[dict], list[tuple[dict, dict]]]:
+    """The runs with one per (γ, initial draw, data order) — the first found — and each later run paired with it."""
+    first: dict[tuple, dict] = {}
+    again = []
+    for r in found:
+        key = (r["gamma"], r["init"], r["data"])
+        if key in first:
+            again.append((r, first[key]))
+        else:
+            first[key] = r
+    return list(first.values()), again
 
 
 BEGIN, END = "<!-- seed-odds tables: python experiments/seed-odds/table.py --write -->", "<!-- /seed-odds tables -->"

@@ -202,3 +202,12 @@ def test_a_grid_on_cuda_starts_the_same_runs_on_the_gpu():
     assert "train.device=cpu" in cpu and "train.device=cuda" in cuda and "train.device=cpu" not in cuda
     assert [a for a in cpu if a != "train.device=cpu"] == [a for a in cuda if a != "train.device=cuda"]
     assert grid.command("c-authors2", bf16=True)[-2:] == ["--set", "train.bf16=true"]
+
+
+def test_a_replicate_on_another_kernel_set_is_counted_once():
+    runs = [{"run": "g0.8-their-init-our-data", "gamma": 0.8, "init": "authors seed 1", "data": "mechinit seed 0", "slow": True},
+            {"run": "b-init4-data0", "gamma": 0.8, "init": "mechinit seed 4", "data": "mechinit seed 0", "slow": True},
+            {"run": "d-swap-authors1init-data0", "gamma": 0.8, "init": "authors seed 1", "data": "mechinit seed 0", "slow": False}]
+    counted, again = table.replicates(runs)
+    assert [r["run"] for r in counted] == ["g0.8-their-init-our-data", "b-init4-data0"]
+    assert [(r["run"], first["run"]) for r, first in again] == [("d-swap-authors1init-data0", "g0.8-their-init-our-data")]

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 step() { echo; echo "[quickstart] $*"; }
 step "1/4 install into .venv"
 bash scripts/install.sh
-# cpu-small-init trains on one thread (its preset's train.threads, for bit-identical runs on any CPU), so it
+# cpu-small-init trains on one thread (its preset's train.threads, for bit-identical runs on one kernel set), so it
 # trains beside steps 2 and 3 instead of after them; step 4 waits for it.
 out=runs/quickstart-cpu-small-init
 trainer=

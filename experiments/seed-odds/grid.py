@@ -117,18 +117,21 @@ def to_stop(name: str, runs: Path, record_dir: Path, bf16: bool = False, device:
     record(name, train_to_stop(name, runs, bf16, device), record_dir)
 
 
+def by_run(text: str) -> dict[str, dict]:
+    """The rows of a jsonl text (one row per run), by run."""
+    return {row["run"]: row for row in map(json.loads, filter(str.strip, text.splitlines()))}
+
+
 def committed(record_dir: Path, jsonl: str = "predictions.jsonl") -> set[str]:
     """The runs that have a row in ``jsonl`` as committed at HEAD of the record checkout."""
     shown = subprocess.run(["git", "-C", str(record_dir), "show", f"HEAD:./{jsonl}"], capture_output=True, text=True)
-    if shown.returncode != 0:
-        return set()
-    return {json.loads(line)["run"] for line in shown.stdout.splitlines() if line.strip()}
+    return set(by_run(shown.stdout)) if shown.returncode == 0 else set()
 
 
-def recorded(record_dir: Path, jsonl: str = "predictions.jsonl") -> set[str]:
-    """The runs that have a row in ``record_dir/jsonl`` (committed or not)."""
+def recorded(record_dir: Path, jsonl: str = "predictions.jsonl") -> dict[str, dict]:
+    """The rows of ``record_dir/jsonl`` (committed or not), by run."""
     path = record_dir / jsonl
-    return {json.loads(line)["run"] for line in path.read_text().splitlines() if line.strip()} if path.is_file() else set()
+    return by_run(path.read_text()) if path.is_file() else {}
 
 
 TIMING = ("elapsed_s", "samples_per_s")  # the only fields of an evaluation row that a bit-identical rerun may change
@@ -177,7 +180,7 @@ def retrace(name: str, runs: Path, record_dir: Path, device: str = "cpu") -> Non
     if (run / "model.safetensors").is_file() or (at is not None and at > STOP):
         raise SystemExit(f"{name}: {run} is already past step {STOP}; a retrace starts from step 0 in a folder of its own")
     train_to_stop(name, runs, device=device)
-    predicted = {r["run"]: r for r in map(json.loads, (record_dir / "predictions.jsonl").read_text().splitlines())}[name]
+    predicted = recorded(record_dir)[name]
     was, now = (next(r for r in read_metrics(folder) if r["step"] == STOP) for folder in (record_dir / name, run))
 
     def numbers(row: dict) -> dict:

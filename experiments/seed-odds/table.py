@@ -5,8 +5,9 @@ recorded calls beside what the runs did.
 usage: python experiments/seed-odds/table.py            (prints markdown)
        python experiments/seed-odds/table.py --write    (puts the tables into README.md here and docs/seed-odds.md)
 
-Reads the grid's records here (predictions.jsonl, outcomes.jsonl, <run>/metrics.jsonl) and the earlier paper-width
-runs under experiments/cpu-regime/paper-width/. A run is on the slow path when its seen-pair test
+Reads the grid's records here (predictions.jsonl, outcomes.jsonl, <run>/metrics.jsonl), the metrics of a run being
+continued (in-progress/<run>/, kept beside its tracked resume point) and the earlier paper-width runs under
+experiments/cpu-regime/paper-width/. A run is on the slow path when its seen-pair test
 accuracy at step 1,850 is below 0.2 (the fast-path runs are at 0.28-0.46 there, the slow ones at 0.05-0.17).
 "Ran on" comes from each run's provenance: where it started and where each resume continued it.
 """
@@ -22,6 +23,7 @@ from mechinit.files import read_metrics
 
 HERE = Path(__file__).resolve().parent
 EARLIER = HERE.parents[0] / "cpu-regime" / "paper-width"
+IN_PROGRESS = HERE / "in-progress"  # a continued run's folder with its resume point (config, metrics, resume/)
 AT, SLOW_BELOW = 1850, 0.2
 # the earlier paper-width runs: folder -> (initial draw, data and batch order)
 EARLIER_RUNS = {
@@ -115,9 +117,22 @@ def runs() -> list[dict]:
         if o is None and r.get("retrace_rows"):
             r["outcome"] = o = outcome(r["retrace_rows"])
             note = f" — the retrace from step 0 ({r['retrace']['ran_on']}), not the run above" if o else ""
+        going = IN_PROGRESS / r["run"]
         r["final"] = (f"(4,3)={o['label']} (inferential {o['inferential']:.2f}, symmetric {o['symmetric']:.2f}; "
-                      f"max {o['max_inferential']:.2f} / {o['max_symmetric']:.2f}){note}" if o else f"stopped at {last.get('step')}")
+                      f"max {o['max_inferential']:.2f} / {o['max_symmetric']:.2f}){note}" if o else
+                      progress(read_metrics(going), last.get("step")) if (going / "metrics.jsonl").is_file() else
+                      f"stopped at {last.get('step')}")
     return found
+
+
+def progress(rows: list[dict], recorded_to: int | None) -> str:
+    """Where a run being continued stands: its last evaluation past the recorded ones, or where the record stops."""
+    last = rows[-1] if rows else {}
+    if recorded_to is None or last.get("step", 0) <= recorded_to:
+        return f"stopped at {recorded_to}"
+    pair = last.get("pairs", {}).get("4,3", {})
+    return (f"going on: at step {last['step']:,} seen-pair {last['seen_test_acc']:.3f}, (4,3) inferential "
+            f"{pair.get('inferential', float('nan')):.2f}, symmetric {pair.get('symmetric', float('nan')):.2f}")
 
 
 def outcome(rows: list[dict]) -> dict | None:

@@ -211,3 +211,11 @@ def test_a_replicate_on_another_kernel_set_is_counted_once():
     counted, again = table.replicates(runs)
     assert [r["run"] for r in counted] == ["g0.8-their-init-our-data", "b-init4-data0"]
     assert [(r["run"], first["run"]) for r, first in again] == [("d-swap-authors1init-data0", "g0.8-their-init-our-data")]
+
+
+def test_a_run_being_continued_shows_its_last_evaluation_not_an_end():
+    rows = [{"step": 1850, "seen_test_acc": 0.13, "pairs": {"4,3": {"inferential": 0.19, "symmetric": 0.10}}},
+            {"step": 2590, "seen_test_acc": 0.4994, "pairs": {"4,3": {"inferential": 0.062, "symmetric": 0.0}}}]
+    assert table.progress(rows, 1850) == "going on: at step 2,590 seen-pair 0.499, (4,3) inferential 0.06, symmetric 0.00"
+    assert table.progress(rows[:1], 1850) == "stopped at 1850"
+    assert table.outcome(rows) is None  # not an end: the hit-rate table leaves it out

@@ -120,8 +120,7 @@ def runs() -> list[dict]:
         going = IN_PROGRESS / r["run"]
         r["final"] = (f"(4,3)={o['label']} (inferential {o['inferential']:.2f}, symmetric {o['symmetric']:.2f}; "
                       f"max {o['max_inferential']:.2f} / {o['max_symmetric']:.2f}){note}" if o else
-                      progress(read_metrics(going), last.get("step")) if (going / "metrics.jsonl").is_file() else
-                      f"stopped at {last.get('step')}")
+                      progress(read_metrics(going) if (going / "metrics.jsonl").is_file() else [], last.get("step")))
     return found
 
 
@@ -131,8 +130,9 @@ def progress(rows: list[dict], recorded_to: int | None) -> str:
     if recorded_to is None or last.get("step", 0) <= recorded_to:
         return f"stopped at {recorded_to}"
     pair = last.get("pairs", {}).get("4,3", {})
+    shown = {k: "—" if pair.get(k) is None else f"{pair[k]:.2f}" for k in ("inferential", "symmetric")}
     return (f"going on: at step {last['step']:,} seen-pair {last['seen_test_acc']:.3f}, (4,3) inferential "
-            f"{pair.get('inferential', float('nan')):.2f}, symmetric {pair.get('symmetric', float('nan')):.2f}")
+            f"{shown['inferential']}, symmetric {shown['symmetric']}")
 
 
 def outcome(rows: list[dict]) -> dict | None:

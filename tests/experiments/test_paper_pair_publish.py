@@ -1,0 +1,78 @@
+"""experiments/paper-pair/publish_reruns.py: the AVX2 γ 0.8 rerun's rule, fixed before the run reached any
+evaluation past step 0 — published under an id of its own (`-avx2`) whatever it ends at, and `small-init`
+moves to it only if (4,3) inferential >= 0.9 on test-split keys."""
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mechinit import runs, zoo
+from mechinit.runs.ids import run_id
+from mechinit.training.trainer import train
+from tests.conftest import build_cfg
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("paper_pair_publish", ROOT / "experiments" / "paper-pair" / "publish_reruns.py")
+publish_reruns = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(publish_reruns)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs") / "tiny"
+    train(build_cfg(), out, quiet=True)
+    return out
+
+
+def _avx2_run(finished: Path, runs_dir: Path, inferential: float) -> Path:
+    """The finished tiny run as RUNS_DIR/g0.8-avx2, its last (4,3) record planted at ``inferential``."""
+    run = runs_dir / "g0.8-avx2"
+    shutil.copytree(finished, run)
+    rows = runs.read_metrics(run)
+    pair = rows[-1]["pairs"]["4,3"]
+    pair.update(inferential=inferential, symmetric=0.0, label="inferential" if inferential >= 0.9 else "other")
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return run
+
+
+def _alone(tmp_path: Path, monkeypatch) -> Path:
+    """A zoo folder whose names no other zoo shares: the user zoo and the shipped entries point elsewhere
+    (the shipped `small-init` would otherwise refuse a second `small-init`: one namespace)."""
+    monkeypatch.setenv("MECHINIT_ZOO", str(tmp_path / "user-zoo"))
+    monkeypatch.setattr("mechinit.zoo.store.SHIPPED", tmp_path / "shipped")
+    return tmp_path / "zoo"
+
+
+def _zoo_with_small_init(finished: Path, zoo_dir: Path) -> str:
+    return zoo.publish(finished, id="committed-replay", aliases=("small-init",), zoo_dir=zoo_dir, dtype="float16")
+
+
+@pytest.mark.parametrize("inferential, moves", [(0.91, True), (0.9, True), (0.8795, False)])
+def test_small_init_moves_to_the_avx2_rerun_only_at_inferential_0_9(finished, tmp_path, monkeypatch, capsys,
+                                                                   inferential, moves):
+    zoo_dir = _alone(tmp_path, monkeypatch)
+    before = _zoo_with_small_init(finished, zoo_dir)
+    run = _avx2_run(finished, tmp_path / "runs", inferential)
+    assert publish_reruns.main([str(tmp_path / "runs"), "--zoo", str(zoo_dir)]) == 0
+    index = json.loads((zoo_dir / "index.json").read_text())
+    entry = run_id(runs.load_run_config(run)) + "-avx2"
+    assert index["aliases"]["paper-g0.8-replay-avx2"] == entry  # published whatever it ends at
+    assert sorted(p.name for p in (zoo_dir / entry / "checkpoints").iterdir())  # with its own snapshots
+    assert index["aliases"]["small-init"] == (entry if moves else before)
+    out = capsys.readouterr().out
+    assert ("small-init`: committed-replay -> " + entry in out) == moves
+    assert ("stays where it is: (4,3) inferential" in out) == (not moves)
+
+
+def test_a_published_avx2_rerun_is_left_as_it_is(finished, tmp_path, monkeypatch, capsys):
+    zoo_dir = _alone(tmp_path, monkeypatch)
+    _zoo_with_small_init(finished, zoo_dir)
+    _avx2_run(finished, tmp_path / "runs", 0.95)
+    publish_reruns.main([str(tmp_path / "runs"), "--zoo", str(zoo_dir)])
+    index = (zoo_dir / "index.json").read_text()
+    assert publish_reruns.main([str(tmp_path / "runs"), "--zoo", str(zoo_dir)]) == 0
+    assert (zoo_dir / "index.json").read_text() == index
+    assert "g0.8-avx2: already published" in capsys.readouterr().out

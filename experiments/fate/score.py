@@ -4,7 +4,10 @@ usage: python experiments/fate/score.py [--out experiments/fate/scores.json]
 
 Pool: every finished anchor-task run folder under experiments/ and zoo/entries with a (4,3) pair (a run is
 finished when its last evaluation is at its planned last step; the swap runs, planned to stop at step 1,850,
-are left out), each once (a run published to the zoo as well counts once). Truth: the
+are left out), each once (a run published to the zoo as well counts once). The seed-odds grid
+(experiments/seed-odds/) is left out wherever its runs appear, the zoo included: it is the rule's
+pre-registered test, scored against predictions committed at step 1,850 by that study's table.py, and no
+run of it may shape the rule. Truth: the
 final (4,3) label on test-split keys (`unfitted` and `indistinct` count as `other`). At each read-out
 fraction of the planned steps the rule reads the last evaluation at or before it. Scores: balanced
 accuracy over the classes present (an `uncertain` call counts as a miss; coverage says how often the rule
@@ -30,10 +33,16 @@ ROOT = Path(__file__).resolve().parents[2]
 FRACTIONS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 CLASSES = ("inferential", "symmetric", "other")
 SWAPS = ("-init-",)  # the paper-width swap runs were planned to stop at step 1,850: no final verdict to score
+HELD_OUT = "experiments/seed-odds"  # the rule's pre-registered test (module docstring)
+
+
+def _digest(folder: Path) -> str:
+    return hashlib.sha256((folder / files.METRICS).read_bytes()).hexdigest()
 
 
 def pool() -> list[dict]:
-    runs, seen = [], set()
+    held_out = {_digest(m.parent) for m in (ROOT / HELD_OUT).glob(f"**/{files.METRICS}")}
+    runs, seen = [], set(held_out)
     for config in sorted([*ROOT.glob("experiments/**/config.json"), *ROOT.glob("zoo/entries/*/config.json")]):
         folder = config.parent
         try:
@@ -48,8 +57,8 @@ def pool() -> list[dict]:
             continue
         if any(part in folder.name for part in SWAPS):
             continue
-        key = hashlib.sha256((folder / files.METRICS).read_bytes()).hexdigest()  # one run published twice counts once
-        if key in seen:
+        key = _digest(folder)  # one run published twice counts once; a seed-odds run, published or not, never
+        if key in seen or folder.is_relative_to(ROOT / HELD_OUT):
             continue
         seen.add(key)
         label = rows[-1]["pairs"][PAIR]["label"]

@@ -139,12 +139,16 @@ def main() -> int:
                                  for f in FRACTIONS for p in [read_out(r, f)]}} for r in runs]
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"{result['n_runs']} finished runs; truth {result['truth']}; lead fraction {result['lead_fraction']}")
-    print("| fraction | rule BA | rule coverage | rule Brier | majority BA | majority Brier | loss-threshold BA | loss-threshold Brier | rule's calls |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for row in result["table"]:
-        print(f"| {row['fraction']} | {row['rule_ba']:.2f} | {row['rule_coverage']:.2f} | {row['rule_brier']:.3f} | {row['majority_ba']:.2f} | "
-              f"{row['majority_brier']:.3f} | {row['loss_ba']:.2f} | {row['loss_brier']:.3f} | {row['calls']} |")
+    print("\n".join(markdown(result["table"])))
     return 0
+
+
+def markdown(table: list[dict]) -> list[str]:
+    """The table as docs/fate.md shows it: a header, a rule and a line per read-out fraction."""
+    return ["| fraction | rule BA | rule coverage | rule Brier | majority BA | majority Brier | loss-threshold BA | loss-threshold Brier | rule's calls |",
+            "|---|---|---|---|---|---|---|---|---|"] + [
+        f"| {row['fraction']} | {row['rule_ba']:.2f} | {row['rule_coverage']:.2f} | {row['rule_brier']:.3f} | {row['majority_ba']:.2f} | "
+        f"{row['majority_brier']:.3f} | {row['loss_ba']:.2f} | {row['loss_brier']:.3f} | {row['calls']} |" for row in table]
 
 
 if __name__ == "__main__":

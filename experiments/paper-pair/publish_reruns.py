@@ -54,7 +54,7 @@ DESCRIPTIONS["g0.8-avx2"] = (
     "The paper's small initialisation at its own width (d_model 400, γ 0.8, the authors' teaching-code recipe, "
     "`--preset paper-code`): a replay of the authors' seed 1 — their initial weights, data and batch order — trained by "
     "`mechinit train --replay authors:1` for 8,880 steps on torch's AVX2 kernels (one thread), with fp16 snapshots at "
-    "steps 0, 370, 1,110, 1,850, 2,960, 4,440, 6,660 and 8,880 from this same run. On (4,3) it ends {label} (inferential "
+    "steps {snapshots} from this same run. On (4,3) it ends {label} (inferential "
     "{inf:.3f}, symmetric {sym:.3f} on test-split keys; at most {max_inf:.3f} / {max_sym:.3f} over training). Two replays "
     "of the same seed on AVX-512 kernels end inferential 0.959 / 0.000 (`anchor-post-L2-d400-g0.80-s1-76720d`, trained "
     "by an earlier script) and 0.880 / 0.000 (`paper-g0.8-replay`); the runs part at float level and keep one course, "
@@ -71,6 +71,12 @@ def final_pair(run: Path) -> dict:
     """The run's last (4,3) record: label, inferential and symmetric on test-split keys."""
     rows = [r for r in runs.read_metrics(run) if "4,3" in r.get("pairs", {})]
     return rows[-1]["pairs"]["4,3"]
+
+
+def snapshot_list(run: Path) -> str:
+    """The run's snapshot steps on disk, as a card says them ("0, 370 and 8,880")."""
+    steps = [f"{s:,}" for s in runs.snapshot_steps_on_disk(run)]
+    return " and ".join([", ".join(steps[:-1]), steps[-1]]) if len(steps) > 1 else "".join(steps)
 
 
 def qualifies(name: str, pair: dict, zoo_dir: Path) -> str | None:
@@ -105,13 +111,13 @@ def main(argv: list[str] | None = None) -> int:
         why = qualifies(name, pair, args.zoo)
         gamma = runs.load_run_config(run).init.gamma
         peak = pair["max_over_training"]["test_keys"]
-        text = (DESCRIPTIONS[name].format(label=pair.get("label"), inf=pair["inferential"], sym=pair["symmetric"],
+        text = (DESCRIPTIONS[name].format(snapshots=snapshot_list(run), label=pair.get("label"), inf=pair["inferential"], sym=pair["symmetric"],
                                           max_inf=peak["inferential"], max_sym=peak["symmetric"])
                 + f"\n\nTrained by (about 6–7 h on one CPU thread{KERNELS.get(name, '')}): `{COMMAND.format(gamma=gamma)}`")
         moves = "" if why else f" and point `{ALIASES[name]}` at it"
         stays = f"; `{ALIASES[name]}` stays where it is: {why}" if why else ""
         if args.dry_run:
-            print(f"{name}: would publish {run} as `{OWN_ALIASES[name]}` (fp16, fp16 snapshots){moves}{stays}")
+            print(f"{name}: would publish {run} as `{OWN_ALIASES[name]}` (fp16, fp16 snapshots at steps {snapshot_list(run)}){moves}{stays}")
             continue
         suffix = ID_SUFFIX.get(name)
         entry_id = run_id(runs.load_run_config(run)) + suffix if suffix else None

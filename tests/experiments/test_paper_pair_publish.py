@@ -76,3 +76,21 @@ def test_a_published_avx2_rerun_is_left_as_it_is(finished, tmp_path, monkeypatch
     assert publish_reruns.main([str(tmp_path / "runs"), "--zoo", str(zoo_dir)]) == 0
     assert (zoo_dir / "index.json").read_text() == index
     assert "g0.8-avx2: already published" in capsys.readouterr().out
+
+
+def test_the_avx2_card_names_the_snapshots_the_run_holds(finished, tmp_path, monkeypatch):
+    """A run whose early snapshots were lost (a resume point carried to another machine keeps no snapshots) is
+    published with the snapshots it holds, and its card names those steps only."""
+    zoo_dir = _alone(tmp_path, monkeypatch)
+    _zoo_with_small_init(finished, zoo_dir)
+    run = _avx2_run(finished, tmp_path / "runs", 0.95)
+    steps = runs.snapshot_steps_on_disk(run)
+    for step in steps[1:-1]:
+        runs.snapshot_path(run, step).unlink()
+    kept = (steps[0], steps[-1])
+    assert publish_reruns.snapshot_list(run) == f"{kept[0]:,} and {kept[1]:,}"
+    publish_reruns.main([str(tmp_path / "runs"), "--zoo", str(zoo_dir)])
+    entry = run_id(runs.load_run_config(run)) + "-avx2"
+    assert sorted(p.name for p in (zoo_dir / entry / "checkpoints").iterdir()) == [f"step{s}.safetensors" for s in kept]
+    card = (zoo_dir / entry / runs.CARD).read_text()
+    assert f"with fp16 snapshots at steps {kept[0]:,} and {kept[1]:,} from this same run" in card

@@ -2,9 +2,11 @@
 seen-pair accuracy and the (4,3) accuracies (test-split keys) side by side.
 
 usage: python experiments/paper-pair/drift.py RERUN [COMMITTED]
+       python experiments/paper-pair/drift.py --side-by-side [--from STEP] RUN RUN [RUN ...]
   RERUN      a run folder (or its metrics.jsonl), e.g. ../frozen/runs/paper-pair/g0.8
   COMMITTED  default: experiments/cpu-regime/paper-width/g0.8-authors-seed (the docs script's replay)
-Prints a markdown table and the first step at which each quantity moved.
+Prints a markdown table and the first step at which each quantity moved. --side-by-side prints one row per
+evaluation step that every RUN holds (from STEP on), each cell the runs' values in the order given, "a / b / c".
 """
 
 from __future__ import annotations
@@ -24,12 +26,36 @@ def quantities(row: dict) -> dict[str, float | None]:
             "(4,3) inferential": pair.get("inferential"), "(4,3) symmetric": pair.get("symmetric")}
 
 
+def side_by_side(argv: list[str]) -> int:
+    start = 0
+    if argv[:1] == ["--from"]:
+        start, argv = int(argv[1]), argv[2:]
+    if len(argv) < 2:
+        print(__doc__.strip().splitlines()[3], file=sys.stderr)
+        return 2
+    tables = [{r["step"]: quantities(r) for r in read_metrics(folder(Path(a)))} for a in argv]
+    steps = sorted(set.intersection(*(set(t) for t in tables)))
+    names = list(quantities({}))
+    print("| step | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for step in (s for s in steps if s >= start):
+        cells = [" / ".join("—" if t[step][n] is None else f"{t[step][n]:.3f}" for t in tables) for n in names]
+        print(f"| {step:,} | " + " | ".join(cells) + " |")
+    return 0
+
+
+def folder(p: Path) -> Path:
+    return p.parent if p.name == "metrics.jsonl" else p
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--side-by-side"]:
+        return side_by_side(argv[1:])
     if not argv or len(argv) > 2:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     rerun, committed = (Path(a) for a in (argv + [str(DEFAULT)])[:2])
-    folders = [p.parent if p.name == "metrics.jsonl" else p for p in (rerun, committed)]
+    folders = [folder(p) for p in (rerun, committed)]
     mine, theirs = ({r["step"]: r for r in read_metrics(f)} for f in folders)
     steps = sorted(set(mine) & set(theirs))
     names = list(quantities({}))

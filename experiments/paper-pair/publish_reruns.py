@@ -21,6 +21,7 @@ under their ids (ids never change). Add the moves to CHANGELOG.md and the zoo's 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -79,6 +80,18 @@ def snapshot_list(run: Path) -> str:
     return " and ".join([", ".join(steps[:-1]), steps[-1]]) if len(steps) > 1 else "".join(steps)
 
 
+def retraced_text(run: Path) -> str:
+    """What the card says of snapshots rebuilt by retrace_snapshots.py (nothing when none were)."""
+    record = run / "snapshots-retraced.json"
+    if not record.is_file():
+        return ""
+    steps = json.loads(record.read_text())["steps"]
+    which = f"step {steps[0]:,} was" if len(steps) == 1 else f"steps {', '.join(f'{s:,}' for s in steps)} were"
+    return (f" The snapshot{'s' if len(steps) > 1 else ''} at {which} rebuilt after the run by training its "
+            "config again from step 0 (same code, one thread, the same CPU kernel set), a retrace equal to the run at "
+            "every evaluation it holds (`snapshots-retraced.json`, experiments/paper-pair/retrace_snapshots.py).")
+
+
 def qualifies(name: str, pair: dict, zoo_dir: Path) -> str | None:
     """Why the finished rerun ``name`` may not take its alias (None: it may)."""
     if name == "g0.8-avx2":
@@ -113,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         peak = pair["max_over_training"]["test_keys"]
         text = (DESCRIPTIONS[name].format(snapshots=snapshot_list(run), label=pair.get("label"), inf=pair["inferential"], sym=pair["symmetric"],
                                           max_inf=peak["inferential"], max_sym=peak["symmetric"])
-                + f"\n\nTrained by (about 6–7 h on one CPU thread{KERNELS.get(name, '')}): `{COMMAND.format(gamma=gamma)}`")
+                + retraced_text(run)
+                + f"\n\nTrained by (about 9 h of one CPU thread on a 2-core machine{KERNELS.get(name, '')}): `{COMMAND.format(gamma=gamma)}`")
         moves = "" if why else f" and point `{ALIASES[name]}` at it"
         stays = f"; `{ALIASES[name]}` stays where it is: {why}" if why else ""
         if args.dry_run:

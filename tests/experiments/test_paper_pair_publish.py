@@ -94,3 +94,16 @@ def test_the_avx2_card_names_the_snapshots_the_run_holds(finished, tmp_path, mon
     assert sorted(p.name for p in (zoo_dir / entry / "checkpoints").iterdir()) == [f"step{s}.safetensors" for s in kept]
     card = (zoo_dir / entry / runs.CARD).read_text()
     assert f"with fp16 snapshots at steps {kept[0]:,} and {kept[1]:,} from this same run" in card
+
+
+@pytest.mark.parametrize("steps, says", [([0, 1850], "The snapshots at steps 0, 1,850 were rebuilt after the run"),
+                                         ([0], "The snapshot at step 0 was rebuilt after the run")])
+def test_the_card_says_which_snapshots_a_retrace_rebuilt(finished, tmp_path, monkeypatch, steps, says):
+    zoo_dir = _alone(tmp_path, monkeypatch)
+    _zoo_with_small_init(finished, zoo_dir)
+    run = _avx2_run(finished, tmp_path / "runs", 0.95)
+    (run / "snapshots-retraced.json").write_text(json.dumps({"steps": steps}))
+    publish_reruns.main([str(tmp_path / "runs"), "--zoo", str(zoo_dir)])
+    entry = zoo_dir / (run_id(runs.load_run_config(run)) + "-avx2")
+    assert says in (entry / runs.CARD).read_text()
+    assert (entry / "snapshots-retraced.json").is_file()

@@ -17,11 +17,13 @@ HALF = [i for i in SHIPPED_IDS if i not in FP32]
 
 def test_the_paper_pair_and_the_cpu_pair_are_shipped_with_their_aliases():
     aliases = INDEX["aliases"]
-    assert aliases["small-init"].startswith("anchor-post-L2-d400-g0.80-s1-") and aliases["large-init"].startswith("anchor-post-L2-d400-g0.50-")
+    assert aliases["small-init"].startswith("anchor-post-L2-d400-g0.80-") and aliases["large-init"].startswith("anchor-post-L2-d400-g0.50-")
     for name in ("cpu-small-init", "cpu-large-init"):
         assert {name, f"{name}-s0", f"{name}-s1", f"{name}-s2"} <= set(aliases)
         assert aliases[name] == aliases[f"{name}-s0"] and "-d128-" in aliases[name]
     assert aliases["paper-g0.8-replay"] != aliases["small-init"]  # a rerun that ended `other` did not take the alias
+    assert aliases["paper-g0.8-replay-avx2"] == aliases["small-init"]  # the AVX2 rerun, inferential >= 0.9, took it
+    assert aliases["paper-g0.8-first-replay"] == "anchor-post-L2-d400-g0.80-s1-76720d"  # the run it replaced keeps its id
     assert aliases["paper-g0.5-twin"] == aliases["large-init"]  # the twin, symmetric >= 0.9, took it
     assert aliases["paper-g0.5-s0"] == "anchor-post-L2-d400-g0.50-s0-50f812"  # the γ 0.5 run it replaced keeps its id
 
@@ -106,10 +108,13 @@ def test_cpu_seed0_entries_carry_float16_snapshots_for_the_eigenvalue_evolution(
 @pytest.mark.parametrize("entry", SHIPPED_IDS)
 def test_shipped_ids_still_equal_the_run_id_of_their_config(entry):
     """Config fields added later stay out of the id hash while at their defaults (config.LATER)."""
+    from mechinit.files import read_json
     from mechinit.runs import load_run_config
     from mechinit.runs.ids import run_id
 
-    assert run_id(load_run_config(SHIPPED / entry)) == entry
+    expected = run_id(load_run_config(SHIPPED / entry))
+    kernels = str(read_json(SHIPPED / entry / "config.json")["provenance"].get("cpu_capability")).lower()
+    assert entry in (expected, f"{expected}-{kernels}")  # a rerun of one config on another kernel set: its own id
 
 
 def test_zoo_list_and_the_cards_name_both_seeds_and_the_replay(capsys):
@@ -119,4 +124,4 @@ def test_zoo_list_and_the_cards_name_both_seeds_and_the_replay(capsys):
     rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
     assert "authors:1" in rows[INDEX["aliases"]["small-init"]] and " 1/1 " in rows[INDEX["aliases"]["cpu-small-init-s1"]]
     card = (SHIPPED / INDEX["aliases"]["small-init"] / "README.md").read_text()
-    assert "initial weights from seed 1, data and batch order from seed 1; replay `authors:1`" in card
+    assert "initial weights from the authors' seed 1, data and batch order from the authors' seed 1; replay `authors:1`" in card

@@ -198,3 +198,33 @@ def point_alias(alias: str, entry_id: str, zoo_dir: str | Path | None = None) ->
         index["aliases"][alias] = entry_id
         write_index(zoo_dir, index)
     return before
+
+
+def republish(run_dir: str | Path, entry_id: str, zoo_dir: str | Path | None = None, **options) -> list[int]:
+    """Publish ``run_dir`` again over its own entry ``entry_id`` in ``zoo_dir``, keeping the id and every alias;
+    returns the entry's snapshot steps. For a run that gained snapshots after it was published (rebuilt by a
+    retrace equal to it): the run must be the entry's — the same config and the same metrics, row for row — or
+    nothing is written. ``options`` are :func:`publish`'s (dtype, snapshot_dtype, snapshots, description)."""
+    run_dir = Path(run_dir)
+    zoo_dir = Path(zoo_dir) if zoo_dir is not None else user_zoo()
+    entry = zoo_dir / check_name(entry_id)
+    if entry_id not in read_index(zoo_dir)["entries"] or not entry.is_dir():
+        raise ZooError(f"no entry {entry_id} in {zoo_dir} to publish again")
+    if run_id(runs.load_run_config(run_dir)) != run_id(runs.load_run_config(entry)):
+        raise ZooError(f"{run_dir} has another config than {entry_id}; an entry is published again only from its own run")
+    if runs.read_metrics(run_dir) != runs.read_metrics(entry):
+        raise ZooError(f"{run_dir}'s metrics differ from {entry_id}'s; an entry is published again only from its own run")
+    staging = Path(tempfile.mkdtemp(dir=zoo_dir, prefix=f".tmp-republish-{entry_id}-"))
+    try:
+        publish(run_dir, id=entry_id, zoo_dir=staging, **options)
+        record = read_index(staging)["entries"][entry_id]
+        with locked(zoo_dir):
+            index = read_index(zoo_dir)
+            old = staging / ".old"
+            os.rename(entry, old)
+            os.rename(staging / entry_id, entry)
+            index["entries"][entry_id] = record
+            write_index(zoo_dir, index)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return runs.snapshot_steps_on_disk(entry)

@@ -15,7 +15,8 @@ training dynamics are loadable whatever its verdict. The pair's aliases move onl
   for that run in experiments/paper-pair/README.md before it reached any evaluation past step 0). Its config is
   g0.8's, so its entry takes the id g0.8's would have, with `-avx2` added.
 Otherwise the alias stays where it is, and the script says why. The entries they replace stay in the zoo
-under their ids (ids never change). Add the moves to CHANGELOG.md and the zoo's size to docs/zoo.md by hand.
+under their ids (ids never change). A published rerun whose run folder has since gained snapshots (rebuilt by
+retrace_snapshots.py --adopt) is published again under its id, aliases unchanged. Add the moves to CHANGELOG.md and the zoo's size to docs/zoo.md by hand.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import json
 import sys
 from pathlib import Path
 
-from mechinit.zoo.publishing import point_alias, publish
+from mechinit.zoo.publishing import point_alias, publish, republish
 from mechinit.zoo.store import SHIPPED, read_index
 
 from mechinit import runs
@@ -117,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: not finished ({run / runs.WEIGHTS} not found); nothing published")
             continue
         published = read_index(args.zoo)["aliases"].get(OWN_ALIASES[name])
-        if published:
+        gained = sorted(set(runs.snapshot_steps_on_disk(run)) - set(runs.snapshot_steps_on_disk(args.zoo / published))) if published else []
+        if published and not gained:
             print(f"{name}: already published as `{OWN_ALIASES[name]}` ({published}); left as it is")
             continue
         pair = final_pair(run)
@@ -130,6 +132,12 @@ def main(argv: list[str] | None = None) -> int:
                 + f"\n\nTrained by (about 9 h of one CPU thread on a 2-core machine{KERNELS.get(name, '')}): `{COMMAND.format(gamma=gamma)}`")
         moves = "" if why else f" and point `{ALIASES[name]}` at it"
         stays = f"; `{ALIASES[name]}` stays where it is: {why}" if why else ""
+        if published:  # the run gained snapshots (retrace_snapshots.py --adopt): its entry again, aliases as they are
+            if not args.dry_run:
+                republish(run, published, zoo_dir=args.zoo, dtype="float16", snapshot_dtype="float16", description=text)
+            print(f"{name}: {'would publish' if args.dry_run else 'published'} {published} again with snapshots at steps "
+                  f"{snapshot_list(run)} (gained {', '.join(f'{s:,}' for s in gained)}); aliases unchanged")
+            continue
         if args.dry_run:
             print(f"{name}: would publish {run} as `{OWN_ALIASES[name]}` (fp16, fp16 snapshots at steps {snapshot_list(run)}){moves}{stays}")
             continue

@@ -50,6 +50,18 @@ def _zoo_with_small_init(finished: Path, zoo_dir: Path) -> str:
     return zoo.publish(finished, id="committed-replay", aliases=("small-init",), zoo_dir=zoo_dir, dtype="float16")
 
 
+def _avx2_run_without_middle_snapshots(finished: Path, tmp_path: Path, monkeypatch) -> tuple[Path, Path, list[int]]:
+    """A zoo with `small-init`, and the planted AVX2 run (inferential 0.95) whose snapshots but the first and last
+    are gone (a resume point carried to another machine keeps none); returns the zoo, the run and its steps before."""
+    zoo_dir = _alone(tmp_path, monkeypatch)
+    _zoo_with_small_init(finished, zoo_dir)
+    run = _avx2_run(finished, tmp_path / "runs", 0.95)
+    steps = runs.snapshot_steps_on_disk(run)
+    for step in steps[1:-1]:
+        runs.snapshot_path(run, step).unlink()
+    return zoo_dir, run, steps
+
+
 @pytest.mark.parametrize("inferential, moves", [(0.91, True), (0.9, True), (0.8795, False)])
 def test_small_init_moves_to_the_avx2_rerun_only_at_inferential_0_9(finished, tmp_path, monkeypatch, capsys,
                                                                    inferential, moves):
@@ -81,12 +93,7 @@ def test_a_published_avx2_rerun_is_left_as_it_is(finished, tmp_path, monkeypatch
 def test_the_avx2_card_names_the_snapshots_the_run_holds(finished, tmp_path, monkeypatch):
     """A run whose early snapshots were lost (a resume point carried to another machine keeps no snapshots) is
     published with the snapshots it holds, and its card names those steps only."""
-    zoo_dir = _alone(tmp_path, monkeypatch)
-    _zoo_with_small_init(finished, zoo_dir)
-    run = _avx2_run(finished, tmp_path / "runs", 0.95)
-    steps = runs.snapshot_steps_on_disk(run)
-    for step in steps[1:-1]:
-        runs.snapshot_path(run, step).unlink()
+    zoo_dir, run, steps = _avx2_run_without_middle_snapshots(finished, tmp_path, monkeypatch)
     kept = (steps[0], steps[-1])
     assert publish_reruns.snapshot_list(run) == f"{kept[0]:,} and {kept[1]:,}"
     publish_reruns.main([str(tmp_path / "runs"), "--zoo", str(zoo_dir)])
@@ -107,3 +114,43 @@ def test_the_card_says_which_snapshots_a_retrace_rebuilt(finished, tmp_path, mon
     entry = zoo_dir / (run_id(runs.load_run_config(run)) + "-avx2")
     assert says in (entry / runs.CARD).read_text()
     assert (entry / "snapshots-retraced.json").is_file()
+
+
+def test_a_published_rerun_that_gains_snapshots_is_published_again_under_its_id(finished, tmp_path, monkeypatch, capsys):
+    from mechinit.zoo.store import file_table
+
+    zoo_dir, run, steps = _avx2_run_without_middle_snapshots(finished, tmp_path, monkeypatch)
+    publish_reruns.main([str(tmp_path / "runs"), "--zoo", str(zoo_dir)])
+    before = json.loads((zoo_dir / "index.json").read_text())
+    entry = before["aliases"]["paper-g0.8-replay-avx2"]
+    for step in steps[1:-1]:  # rebuilt by a retrace equal to the run
+        shutil.copy2(runs.snapshot_path(finished, step), runs.snapshot_path(run, step))
+    (run / "snapshots-retraced.json").write_text(json.dumps({"steps": steps[1:-1]}))
+    capsys.readouterr()
+    assert publish_reruns.main([str(tmp_path / "runs"), "--zoo", str(zoo_dir)]) == 0
+    assert f"g0.8-avx2: published {entry} again with snapshots at steps" in capsys.readouterr().out
+    after = json.loads((zoo_dir / "index.json").read_text())
+    assert after["aliases"] == before["aliases"] and sorted(after["entries"]) == sorted(before["entries"])
+    assert runs.snapshot_steps_on_disk(zoo_dir / entry) == steps
+    assert after["entries"][entry]["files"] == file_table(zoo_dir / entry)  # the index's sha256 table is the new files'
+    assert "were rebuilt after the run" in (zoo_dir / entry / runs.CARD).read_text()
+    assert not [p for p in zoo_dir.iterdir() if p.name.startswith(".tmp")]
+    assert publish_reruns.main([str(tmp_path / "runs"), "--zoo", str(zoo_dir)]) == 0  # nothing more to gain
+    assert "already published" in capsys.readouterr().out
+
+
+def test_an_entry_is_published_again_only_from_its_own_run(finished, tmp_path, monkeypatch):
+    from mechinit.zoo.publishing import republish
+    from mechinit.zoo.store import ZooError
+
+    zoo_dir = _alone(tmp_path, monkeypatch)
+    entry = _zoo_with_small_init(finished, zoo_dir)
+    other = tmp_path / "other"
+    shutil.copytree(finished, other)
+    rows = runs.read_metrics(other)
+    rows[-1]["train_loss"] += 1e-9
+    (other / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    index = (zoo_dir / "index.json").read_text()
+    with pytest.raises(ZooError, match="metrics differ"):
+        republish(other, entry, zoo_dir=zoo_dir, dtype="float16")
+    assert (zoo_dir / "index.json").read_text() == index and not [p for p in zoo_dir.iterdir() if p.name.startswith(".tmp")]

@@ -266,12 +266,16 @@ def _zoo_table(table, wide: bool) -> str:
     """The zoo index as text: columns that are null for every entry left out; without ``wide`` only
     the narrow set, numbers to 3 significant digits and aliases cut to fit 100 characters."""
     table = table.drop(columns=["zoo_dir"], errors="ignore").dropna(axis=1, how="all")
-    if not wide:
-        table = table.assign(seeds=[_seeds(row) for _, row in table.iterrows()])
-        table = table[[c for c in NARROW_COLUMNS if c in table.columns]].copy()
-        if "aliases" in table:
-            table["aliases"] = table["aliases"].map(lambda a: a if len(a) <= 18 else a[:17] + "…")
-    return table.to_string(index=False, float_format=lambda v: f"{v:.3g}")
+    if wide:
+        return table.to_string(index=False, float_format=lambda v: f"{v:.3g}")
+    table = table.assign(seeds=[_seeds(row) for _, row in table.iterrows()])
+    table = table[[c for c in NARROW_COLUMNS if c in table.columns]]
+    for width in range(18, 5, -1):  # aliases cut until the lines fit (a longer id leaves them less room)
+        cut = table.assign(aliases=table["aliases"].map(lambda a: a if len(a) <= width else a[:width - 1] + "…")) if "aliases" in table else table
+        text = cut.to_string(index=False, float_format=lambda v: f"{v:.3g}")
+        if max(map(len, text.splitlines())) <= 100 or "aliases" not in table:
+            break
+    return text
 
 
 def _probe(args) -> int:

@@ -1,13 +1,11 @@
 """experiments/paper-pair/drift.py: the drift tables in experiments/paper-pair/README.md are printed by it."""
 
-import importlib.util
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("paper_pair_drift", ROOT / "experiments" / "paper-pair" / "drift.py")
-drift = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(drift)
+from tests.experiments import experiment_script
+
+drift = experiment_script("paper-pair/drift.py")
 
 
 def _run(folder: Path, rows: list[tuple[int, float, float, float]]) -> Path:

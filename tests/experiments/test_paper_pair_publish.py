@@ -2,7 +2,6 @@
 evaluation past step 0 — published under an id of its own (`-avx2`) whatever it ends at, and `small-init`
 moves to it only if (4,3) inferential >= 0.9 on test-split keys."""
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -11,20 +10,9 @@ import pytest
 
 from mechinit import runs, zoo
 from mechinit.runs.ids import run_id
-from mechinit.training.trainer import train
-from tests.conftest import build_cfg
+from tests.experiments import experiment_script
 
-ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("paper_pair_publish", ROOT / "experiments" / "paper-pair" / "publish_reruns.py")
-publish_reruns = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(publish_reruns)
-
-
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    out = tmp_path_factory.mktemp("runs") / "tiny"
-    train(build_cfg(), out, quiet=True)
-    return out
+publish_reruns = experiment_script("paper-pair/publish_reruns.py")
 
 
 def _avx2_run(finished: Path, runs_dir: Path, inferential: float) -> Path:

@@ -1,29 +1,16 @@
 """experiments/paper-pair/retrace_snapshots.py: a run's lost snapshots are rebuilt by training its config again
 from step 0, and taken only from a retrace that equals the run at every evaluation."""
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
-import pytest
 from safetensors.torch import load_file
 
 from mechinit import runs
-from mechinit.training.trainer import train
-from tests.conftest import build_cfg
+from tests.experiments import experiment_script
 
-ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("retrace_snapshots", ROOT / "experiments" / "paper-pair" / "retrace_snapshots.py")
-retrace_snapshots = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(retrace_snapshots)
-
-
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    out = tmp_path_factory.mktemp("runs") / "tiny"
-    train(build_cfg(), out, quiet=True)
-    return out
+retrace_snapshots = experiment_script("paper-pair/retrace_snapshots.py")
 
 
 def _lost_middle(finished: Path, tmp_path: Path) -> tuple[Path, dict[int, dict]]:

@@ -271,11 +271,25 @@ def _zoo_table(table, wide: bool) -> str:
     table = table.assign(seeds=[_seeds(row) for _, row in table.iterrows()])
     table = table[[c for c in NARROW_COLUMNS if c in table.columns]]
     for width in range(18, 5, -1):  # aliases cut until the lines fit (a longer id leaves them less room)
-        cut = table.assign(aliases=table["aliases"].map(lambda a: a if len(a) <= width else a[:width - 1] + "…")) if "aliases" in table else table
-        text = cut.to_string(index=False, float_format=lambda v: f"{v:.3g}")
+        cut = table.assign(aliases=table["aliases"].map(lambda a: _fit_aliases(a, width))) if "aliases" in table else table
+        text = cut.to_string(index=False, float_format=lambda v: f"{v:.3g}", na_rep="null")
         if max(map(len, text.splitlines())) <= 100 or "aliases" not in table:
             break
     return text
+
+
+def _fit_aliases(aliases, width: int) -> str:
+    """Comma-joined aliases in at most ``width`` characters: shortest first (the everyday names, such as
+    ``small-init``), whole names only, with ``+N`` for those left out; cut with "…" only when even the
+    shortest is longer than ``width``."""
+    if not isinstance(aliases, str) or len(aliases) <= width:
+        return aliases
+    names = sorted(aliases.split(","), key=lambda a: (len(a), a))
+    for keep in range(len(names) - 1, 0, -1):
+        text = ",".join(names[:keep]) + f" +{len(names) - keep}"
+        if len(text) <= width:
+            return text
+    return names[0] if len(names[0]) <= width else names[0][:width - 1] + "…"
 
 
 def _probe(args) -> int:

@@ -217,6 +217,7 @@ def _zoo(args) -> int:
     import json
 
     from mechinit import zoo
+    from mechinit.zoo.listing import format_table
 
     _check_folder(args.zoo, "--zoo")
     if args.zoo_command == "list":
@@ -224,7 +225,7 @@ def _zoo(args) -> int:
         if len(filters) != len(args.where):
             raise zoo.ZooError("--where takes COLUMN=VALUE, e.g. gamma=0.8")
         table = zoo.list(zoo_dir=args.zoo, **filters)
-        print(_zoo_table(table, args.wide) if len(table) else "no entries")
+        print(format_table(table, wide=args.wide) if len(table) else "no entries")
     elif args.zoo_command == "show":
         info = zoo.card(args.id, zoo_dir=args.zoo)
         print(json.dumps({k: v for k, v in info.items() if k not in ("files", "card")}, indent=2))
@@ -242,54 +243,6 @@ def _zoo(args) -> int:
             print(f"{entry_id}: {status}")
         return 0 if all(s == "ok" for s in report.values()) else EXIT_FAILED
     return 0
-
-
-NARROW_COLUMNS = ("id", "aliases", "gamma", "seeds", "headline", "verdict")  # `zoo list` without --wide: <= 100 characters
-
-
-def _seeds(row) -> str:
-    """``init/data`` seeds of an index row (the replay's text when there is one); entries published before the
-    two seeds existed have ``seed`` only."""
-    import pandas as pd
-
-    def known(key):
-        return key in row and not pd.isna(row[key])
-
-    if known("replay"):
-        return str(row["replay"])
-    if known("init_seed") and known("data_seed"):
-        return f"{int(row['init_seed'])}/{int(row['data_seed'])}"
-    return f"{int(row['seed'])}/{int(row['seed'])}" if known("seed") else "null"
-
-
-def _zoo_table(table, wide: bool) -> str:
-    """The zoo index as text: columns that are null for every entry left out; without ``wide`` only
-    the narrow set, numbers to 3 significant digits and aliases cut to fit 100 characters."""
-    table = table.drop(columns=["zoo_dir"], errors="ignore").dropna(axis=1, how="all")
-    if wide:
-        return table.to_string(index=False, float_format=lambda v: f"{v:.3g}")
-    table = table.assign(seeds=[_seeds(row) for _, row in table.iterrows()])
-    table = table[[c for c in NARROW_COLUMNS if c in table.columns]]
-    for width in range(18, 5, -1):  # aliases cut until the lines fit (a longer id leaves them less room)
-        cut = table.assign(aliases=table["aliases"].map(lambda a: _fit_aliases(a, width))) if "aliases" in table else table
-        text = cut.to_string(index=False, float_format=lambda v: f"{v:.3g}", na_rep="null")
-        if max(map(len, text.splitlines())) <= 100 or "aliases" not in table:
-            break
-    return text
-
-
-def _fit_aliases(aliases, width: int) -> str:
-    """Comma-joined aliases in at most ``width`` characters: shortest first (the everyday names, such as
-    ``small-init``), whole names only, with ``+N`` for those left out; cut with "…" only when even the
-    shortest is longer than ``width``."""
-    if not isinstance(aliases, str) or len(aliases) <= width:
-        return aliases
-    names = sorted(aliases.split(","), key=lambda a: (len(a), a))
-    for keep in range(len(names) - 1, 0, -1):
-        text = ",".join(names[:keep]) + f" +{len(names) - keep}"
-        if len(text) <= width:
-            return text
-    return names[0] if len(names[0]) <= width else names[0][:width - 1] + "…"
 
 
 def _probe(args) -> int:

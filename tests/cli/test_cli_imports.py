@@ -40,12 +40,3 @@ def test_zoo_list_fits_100_columns(capsys):
     wide = capsys.readouterr().out.splitlines()
     assert max(map(len, wide)) > 100 and "acc_43_inferential" in wide[0]
 
-
-def test_aliases_are_fitted_whole_and_shortest_first():
-    from mechinit.cli import _fit_aliases
-
-    assert _fit_aliases("paper-g0.8-replay-avx2,small-init", 14) == "small-init +1"
-    assert _fit_aliases("b,aaaa,cc", 7) == "b,cc +1"
-    assert _fit_aliases("b,aaaa,cc", 9) == "b,aaaa,cc"  # fits as given: order kept
-    assert _fit_aliases("cpu-large-init-s1", 14) == "cpu-large-ini…"  # one name longer than the room: cut
-    assert _fit_aliases(None, 14) is None

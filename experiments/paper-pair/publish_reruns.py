@@ -75,10 +75,15 @@ def final_pair(run: Path) -> dict:
     return rows[-1]["pairs"]["4,3"]
 
 
+def say_steps(steps: list[int]) -> str:
+    """Steps as a card says them ("0, 370 and 8,880")."""
+    said = [f"{s:,}" for s in steps]
+    return " and ".join([", ".join(said[:-1]), said[-1]]) if len(said) > 1 else "".join(said)
+
+
 def snapshot_list(run: Path) -> str:
-    """The run's snapshot steps on disk, as a card says them ("0, 370 and 8,880")."""
-    steps = [f"{s:,}" for s in runs.snapshot_steps_on_disk(run)]
-    return " and ".join([", ".join(steps[:-1]), steps[-1]]) if len(steps) > 1 else "".join(steps)
+    """The run's snapshot steps on disk, as a card says them."""
+    return say_steps(runs.snapshot_steps_on_disk(run))
 
 
 def retraced_text(run: Path) -> str:
@@ -87,7 +92,7 @@ def retraced_text(run: Path) -> str:
     if not record.is_file():
         return ""
     steps = json.loads(record.read_text())["steps"]
-    which = f"step {steps[0]:,} was" if len(steps) == 1 else f"steps {', '.join(f'{s:,}' for s in steps)} were"
+    which = f"step {steps[0]:,} was" if len(steps) == 1 else f"steps {say_steps(steps)} were"
     return (f" The snapshot{'s' if len(steps) > 1 else ''} at {which} rebuilt after the run by training its "
             "config again from step 0 (same code, one thread, the same CPU kernel set), a retrace equal to the run at "
             "every evaluation it holds (`snapshots-retraced.json`, experiments/paper-pair/retrace_snapshots.py).")

@@ -43,6 +43,29 @@ def test_large_init_carries_its_own_runs_snapshots():
     assert info["config"]["train"]["replay"] == "authors:1" and info["config"]["init"]["gamma"] == 0.5
 
 
+@pytest.mark.slow
+def test_small_inits_retraced_snapshots_give_its_runs_recorded_numbers(monkeypatch, tmp_path):
+    """A snapshot rebuilt by a retrace is the run's own: in fp16 it gives the run's recorded seen-pair loss (±0.01)
+    and seen-pair and (4,3) accuracies (±0.005) at that step, as the final weights do."""
+    import json
+
+    from mechinit.runs import read_metrics
+
+    monkeypatch.setenv("MECHINIT_ZOO", str(tmp_path / "empty-user-zoo"))
+    entry = SHIPPED / INDEX["aliases"]["small-init"]
+    retraced = json.loads((entry / "snapshots-retraced.json").read_text())["steps"]
+    target = zoo.load_target("small-init")
+    assert set(retraced) < set(target.snapshots) and max(target.snapshots) == 8880
+    recorded = {row["step"]: row for row in read_metrics(entry)}
+    for step in retraced:
+        model = zoo.load(f"small-init@step{step}")
+        fresh = target.task.evaluate(lambda t, m=model: last_logits(m, t))
+        assert abs(fresh["seen_test_acc"] - recorded[step]["seen_test_acc"]) <= 0.005, step
+        assert abs(fresh["seen_test_loss"] - recorded[step]["seen_test_loss"]) <= 0.01, step  # parts steps 370 apart
+        for mapping in ("inferential", "symmetric"):
+            assert abs(fresh["pairs"]["4,3"][mapping] - recorded[step]["pairs"]["4,3"][mapping]) <= 0.005, (step, mapping)
+
+
 @pytest.mark.parametrize("entry", FP32)
 def test_shipped_fp32_entry_matches_a_fresh_evaluation_exactly(entry, monkeypatch, tmp_path):
     monkeypatch.setenv("MECHINIT_ZOO", str(tmp_path / "empty-user-zoo"))

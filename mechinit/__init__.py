@@ -4,7 +4,7 @@ One import name: the probes and the zoo install as ``mechinit.probes`` and ``mec
 repository keeps them in ``probes/`` and ``zoo/`` beside ``mechinit/``; pyproject's package-dir maps
 them), the command line as ``mechinit.cli``."""
 
-__version__ = "0.5.0"
+__version__ = "0.5.1"
 
 
 def fate(run, at=None):

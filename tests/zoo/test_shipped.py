@@ -43,6 +43,15 @@ def test_large_init_carries_its_own_runs_snapshots():
     assert info["config"]["train"]["replay"] == "authors:1" and info["config"]["init"]["gamma"] == 0.5
 
 
+def test_small_init_carries_six_snapshots_of_its_own_run():
+    import json
+
+    info = zoo.card("small-init")
+    assert info["snapshot_dtype"] == "float16" and info["snapshots"] == [0, 370, 1110, 1850, 2960, 8880]
+    retraced = json.loads((SHIPPED / INDEX["aliases"]["small-init"] / "snapshots-retraced.json").read_text())["steps"]
+    assert retraced == info["snapshots"][:-1]  # all but the run's own final step came from the retrace
+
+
 @pytest.mark.slow
 def test_small_inits_retraced_snapshots_give_its_runs_recorded_numbers(monkeypatch, tmp_path):
     """A snapshot rebuilt by a retrace is the run's own: in fp16 it gives the run's recorded seen-pair loss (±0.01)

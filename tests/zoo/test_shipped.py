@@ -1,5 +1,6 @@
 """The reference entries shipped in the repository's zoo load offline and match their recorded numbers."""
 
+import json
 import re
 
 import pytest
@@ -44,8 +45,6 @@ def test_large_init_carries_its_own_runs_snapshots():
 
 
 def test_small_init_carries_six_snapshots_of_its_own_run():
-    import json
-
     info = zoo.card("small-init")
     assert info["snapshot_dtype"] == "float16" and info["snapshots"] == [0, 370, 1110, 1850, 2960, 8880]
     retraced = json.loads((SHIPPED / INDEX["aliases"]["small-init"] / "snapshots-retraced.json").read_text())["steps"]
@@ -56,8 +55,6 @@ def test_small_init_carries_six_snapshots_of_its_own_run():
 def test_small_inits_retraced_snapshots_give_its_runs_recorded_numbers(monkeypatch, tmp_path):
     """A snapshot rebuilt by a retrace is the run's own: in fp16 it gives the run's recorded seen-pair loss (±0.01)
     and seen-pair and (4,3) accuracies (±0.005) at that step, as the final weights do."""
-    import json
-
     from mechinit.runs import read_metrics
 
     monkeypatch.setenv("MECHINIT_ZOO", str(tmp_path / "empty-user-zoo"))

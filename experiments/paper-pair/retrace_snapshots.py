@@ -7,10 +7,12 @@ usage: python experiments/paper-pair/retrace_snapshots.py RUN RETRACE           
 A run carried to another machine by its resume point keeps no snapshots from before that point. Training its
 config.json again (same code, one thread, the same CPU kernel set) retraces it bit for bit, and the retrace's
 snapshots are then the run's own. The first form trains RETRACE with ``mechinit train --config RUN/config.json``
-up to the last planned snapshot step that RUN lacks (``--stop-at``; run it again to continue from the retrace's
-resume point). ``--adopt`` compares every evaluation row the retrace holds with RUN's, field for field (timing
-aside), and the retrace's threads and CPU kernel set with RUN's; only if all agree does it copy the snapshots RUN
-lacks into RUN's checkpoints/ and write RUN/snapshots-retraced.json (which a zoo entry published from RUN
+up to the first evaluation step of RUN at or after the last planned snapshot step that RUN lacks (``--stop-at``;
+run it again to continue from the retrace's resume point), so that every snapshot it writes is followed by an
+evaluation to compare. ``--adopt`` compares every evaluation row the retrace holds with RUN's, field for field
+(timing aside), and the retrace's threads and CPU kernel set with RUN's; only if all agree does it copy the
+snapshots RUN lacks, up to the retrace's last evaluation step (a snapshot written after it is not yet vouched
+for), into RUN's checkpoints/ and write RUN/snapshots-retraced.json (which a zoo entry published from RUN
 carries). Otherwise it names the first step that differs, copies nothing and exits 1.
 """
 
@@ -67,7 +69,7 @@ def train(run: Path, retrace: Path) -> int:
     if not lost:
         print(f"{run} holds every planned snapshot; nothing to retrace")
         return 0
-    stop = max(lost)
+    stop = min(r["step"] for r in read_metrics(run) if r["step"] >= max(lost))  # an evaluation vouches for each snapshot
     if (retrace / runs.RESUME).is_dir():
         args = ["--resume", str(retrace)]
     elif retrace.exists():
@@ -76,7 +78,8 @@ def train(run: Path, retrace: Path) -> int:
     else:
         args = ["--config", str(run / runs.CONFIG), "--out", str(retrace)]
     threads = str(float_path(run)[0][0] or 1)
-    cmd = [sys.executable, "-m", "mechinit", "train", *args, "--stop-at", str(stop), "--quiet"]
+    until = [] if stop >= planned_snapshots(run)[-1] else ["--stop-at", str(stop)]  # the run's last step: to its end
+    cmd = [sys.executable, "-m", "mechinit", "train", *args, *until, "--quiet"]
     print(f"retracing {run} into {retrace} to step {stop} (snapshots {lost}): {' '.join(cmd)}")
     return subprocess.run(cmd, env={**os.environ, "OMP_NUM_THREADS": threads}).returncode
 
@@ -86,13 +89,17 @@ def adopt(run: Path, retrace: Path) -> int:
     if differs is not None:
         print(f"{retrace} is not {run} retraced: it differs at {differs}; nothing copied")
         return 1
+    rows = read_metrics(retrace)
+    last = rows[-1]["step"] if rows else None
     have = set(runs.snapshot_steps_on_disk(retrace))
-    taken = [s for s in missing(run) if s in have]
+    taken = [s for s in missing(run) if s in have and last is not None and s <= last]
     for step in taken:
         target = runs.snapshot_path(run, step)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(runs.snapshot_path(retrace, step), target)
-    last = read_metrics(retrace)[-1]["step"]
+    if not taken:
+        print(f"{run}: the retrace holds no missing snapshot up to its last evaluation (step {last}); nothing copied")
+        return 0
     record = run / RECORD
     before = json.loads(record.read_text())["steps"] if record.is_file() else []
     record.write_text(json.dumps({

@@ -8,6 +8,8 @@ from pathlib import Path
 from safetensors.torch import load_file
 
 from mechinit import runs
+from mechinit.training.trainer import train
+from tests.conftest import build_cfg
 from tests.experiments import experiment_script
 
 retrace_snapshots = experiment_script("paper-pair/retrace_snapshots.py")
@@ -36,9 +38,30 @@ def test_a_retrace_rebuilds_the_lost_snapshots_bit_for_bit(finished, tmp_path, c
         assert rebuilt.keys() == tensors.keys() and all((rebuilt[k] == tensors[k]).all() for k in tensors)
     record = json.loads((run / retrace_snapshots.RECORD).read_text())
     assert record["steps"] == sorted(lost)
-    # the retrace stopped at the last lost snapshot, not at the run's end
+    # the retrace stopped at the run's first evaluation after the last lost snapshot (6), not at the run's end (32)
+    assert [r["step"] for r in runs.read_metrics(finished)] == [0, 16, 32]
     assert not (retrace / runs.WEIGHTS).exists()
-    assert json.loads((retrace / runs.RESUME / "state.json").read_text())["step"] == max(lost)
+    assert json.loads((retrace / runs.RESUME / "state.json").read_text())["step"] == 16
+
+
+def test_a_snapshot_after_the_retraces_last_evaluation_is_not_taken(tmp_path, capsys):
+    """A retrace caught between a snapshot and the evaluation after it: that snapshot waits for the evaluation."""
+    finished = tmp_path / "finished"
+    train(build_cfg(**{"train.eval_every": 4}), finished, quiet=True)
+    run, lost = _lost_middle(finished, tmp_path)
+    assert sorted(lost) == [0, 2, 6]
+    retrace = tmp_path / "retrace"
+    assert retrace_snapshots.main([str(run), str(retrace)]) == 0
+    assert [r["step"] for r in runs.read_metrics(retrace)] == [0, 4, 8]  # stopped at 8, the evaluation after 6
+    rows = runs.read_metrics(retrace)
+    (retrace / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[:2]))  # caught before 8
+    assert retrace_snapshots.main([str(run), str(retrace), "--adopt"]) == 0
+    assert retrace_snapshots.missing(run) == [6]
+    assert json.loads((run / retrace_snapshots.RECORD).read_text())["steps"] == [0, 2]
+    (retrace / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert retrace_snapshots.main([str(run), str(retrace), "--adopt"]) == 0
+    assert retrace_snapshots.missing(run) == []
+    assert json.loads((run / retrace_snapshots.RECORD).read_text())["steps"] == [0, 2, 6]
 
 
 def test_a_retrace_that_differs_is_not_adopted(finished, tmp_path, capsys):

@@ -65,7 +65,8 @@ def first_difference(run: Path, retrace: Path) -> int | str | None:
 
 
 def train(run: Path, retrace: Path) -> int:
-    lost = [s for s in missing(run) if s < planned_snapshots(run)[-1]]
+    end = planned_snapshots(run)[-1]  # the run's last step
+    lost = [s for s in missing(run) if s < end]
     if not lost:
         print(f"{run} holds every planned snapshot; nothing to retrace")
         return 0
@@ -78,7 +79,7 @@ def train(run: Path, retrace: Path) -> int:
     else:
         args = ["--config", str(run / runs.CONFIG), "--out", str(retrace)]
     threads = str(float_path(run)[0][0] or 1)
-    until = [] if stop >= planned_snapshots(run)[-1] else ["--stop-at", str(stop)]  # the run's last step: to its end
+    until = [] if stop >= end else ["--stop-at", str(stop)]  # at the run's last step: trained to its end
     cmd = [sys.executable, "-m", "mechinit", "train", *args, *until, "--quiet"]
     print(f"retracing {run} into {retrace} to step {stop} (snapshots {lost}): {' '.join(cmd)}")
     return subprocess.run(cmd, env={**os.environ, "OMP_NUM_THREADS": threads}).returncode
